@@ -346,3 +346,42 @@ def test_it_rejects_repeated_item_annotator_pairs_in_long_format():
             n_items=1,
             n_annotators=2,
         )
+
+
+def test_it_round_trips_dense_ratings_through_long_format():
+    long = LongRatings.from_dense(KRIPPENDORFF_2011)
+    assert long.item.size == 41
+    np.testing.assert_array_equal(long.to_dense(), KRIPPENDORFF_2011)
+
+
+def test_it_rejects_long_format_indices_out_of_range():
+    with pytest.raises(ValueError, match="annotator indices"):
+        LongRatings(
+            item=np.array([0]),
+            annotator=np.array([2]),
+            value=np.array([1.0]),
+            n_items=1,
+            n_annotators=2,
+        )
+
+
+def test_it_rejects_long_format_arrays_of_different_lengths():
+    with pytest.raises(ValueError, match="same length"):
+        LongRatings(
+            item=np.array([0, 1]),
+            annotator=np.array([0]),
+            value=np.array([1.0]),
+            n_items=2,
+            n_annotators=1,
+        )
+
+
+def test_it_accepts_whole_float_indices_in_long_format():
+    data = LongRatings(
+        item=np.array([0.0, 0.0]),
+        annotator=np.array([0.0, 1.0]),
+        value=np.array([1.0, 2.0]),
+        n_items=1,
+        n_annotators=2,
+    )
+    assert data.item.dtype == np.int64
