@@ -136,7 +136,7 @@ def coref_metrics(gold: Document, system: Document) -> dict[str, float]:
     they have `includes`; it does not use the mention alignment (evaluate.py does not).
     """
     if gold.format != system.format:
-        raise ValueError(f"gold is {gold.format}, system is {system.format}")
+        raise ValueError(f"gold is in format {gold.format}, system in format {system.format}")
     out = score_clusters(
         [set(e) for e in gold.entities], [set(e) for e in system.entities], align=True
     )
