@@ -1,0 +1,57 @@
+# Concord: `make run` serves the demo on a bare machine; `make test` runs the whole suite.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: run test test-fast lint messages bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+$(VENV)/.run-deps: requirements.txt | $(BIN)/python
+	$(BIN)/pip install -q -r requirements.txt
+	touch $@
+
+$(VENV)/.test-deps: requirements.txt requirements-dev.txt | $(BIN)/python
+	$(BIN)/pip install -q -r requirements-dev.txt
+	touch $@
+
+## run: install, migrate, load the demo, serve on http://$(HOST):$(PORT) with one Celery worker
+run: $(VENV)/.run-deps
+	$(BIN)/python manage.py migrate --noinput -v0
+	$(BIN)/python manage.py collectstatic --noinput -v0
+	$(BIN)/python manage.py seed_demo
+	@echo "Serving on http://$(HOST):$(PORT)/ with one Celery worker; Ctrl-C stops both."
+	@$(BIN)/celery -A config worker -P solo --loglevel warning & worker=$$!; \
+	trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
+	$(BIN)/python manage.py runserver --noreload $(HOST):$(PORT)
+
+## test: install the test dependencies (and Chromium when possible), then run every test
+test: $(VENV)/.test-deps
+	@command -v chromium >/dev/null 2>&1 || [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null \
+	  || { echo "Installing Chromium for the browser tests (apt)"; \
+	       apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	$(BIN)/python manage.py collectstatic --noinput -v0
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+## test-fast: the pure statistics and unit tests only (no database, no browser)
+test-fast: $(VENV)/.test-deps
+	$(BIN)/python -m pytest tests/unit -p no:django -q
+
+lint: $(VENV)/.test-deps
+	$(BIN)/ruff check .
+
+## messages: extract and compile the annotator pages' translations (needs GNU gettext)
+messages: $(VENV)/.run-deps
+	$(BIN)/python manage.py makemessages -l fr --ignore=.venv --ignore=var
+	$(BIN)/python manage.py compilemessages --ignore=.venv
+
+bench: $(VENV)/.test-deps
+	$(BIN)/python -m bench.trust
+	$(BIN)/python -m bench.crowd
+
+clean:
+	rm -rf var .pytest_cache .hypothesis

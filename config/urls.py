@@ -1,0 +1,29 @@
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+from django.views.generic import RedirectView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from rest_framework.routers import SimpleRouter
+
+from annotation.apis import ResponseViewSet
+from studies.apis import ItemViewSet, ParticipantViewSet, StudyViewSet
+
+router = SimpleRouter()
+router.register("studies", StudyViewSet, basename="study")
+router.register(r"studies/(?P<study_slug>[-a-z0-9]+)/items", ItemViewSet, basename="item")
+router.register(r"studies/(?P<study_slug>[-a-z0-9]+)/participants", ParticipantViewSet,
+                basename="participant")
+router.register(r"studies/(?P<study_slug>[-a-z0-9]+)/responses", ResponseViewSet,
+                basename="response")
+
+urlpatterns = [
+    path("", RedirectView.as_view(pattern_name="studies:list", permanent=False)),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("studies/", include("studies.urls")),
+    path("", include("annotation.urls")),
+    path("api/", include(router.urls)),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("admin/", admin.site.urls),
+]

@@ -1,0 +1,38 @@
+"""Shared pieces of the management commands: owner lookup and reading files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import CommandError
+
+from studies.models import Study
+
+
+def resolve_owner(username: str | None):
+    """Return the owner: the named user, or the only superuser when none is named."""
+    users = get_user_model().objects
+    if username:
+        try:
+            return users.get(username=username)
+        except users.model.DoesNotExist:
+            raise CommandError(f"no user {username!r}; create one with `manage.py createsuperuser`") from None
+    supers = list(users.filter(is_superuser=True)[:2])
+    if len(supers) != 1:
+        raise CommandError("name the study's owner with --owner USERNAME")
+    return supers[0]
+
+
+def read_file(path: str) -> bytes:
+    file = Path(path)
+    if not file.is_file():
+        raise CommandError(f"{path}: no such file")
+    return file.read_bytes()
+
+
+def get_study(slug: str) -> Study:
+    try:
+        return Study.objects.select_related("scale").get(slug=slug)
+    except Study.DoesNotExist:
+        raise CommandError(f"no study {slug!r}") from None

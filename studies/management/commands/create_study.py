@@ -1,0 +1,43 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from studies.definitions import load_definition
+from studies.presets import preset_names
+from studies.problems import InputError
+from studies.services import study_create, study_create_from_definition
+
+from ._common import read_file, resolve_owner
+
+
+class Command(BaseCommand):
+    help = (
+        "Create a study from a definition file (JSON or TOML; see docs/commands.md) or from a "
+        "scale preset: `create_study --definition FILE` or `create_study SLUG --preset NAME`."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("slug", nargs="?", help="Study slug (with --preset).")
+        parser.add_argument("--definition", metavar="FILE", help="JSON or TOML study definition.")
+        parser.add_argument("--preset", choices=preset_names(), help="Scale preset.")
+        parser.add_argument("--title", help="Title (with --preset; default: the slug).")
+        parser.add_argument("--language", default="en", choices=["en", "fr"])
+        parser.add_argument("--owner", metavar="USERNAME",
+                            help="Owner (default: the only superuser).")
+
+    def handle(self, *args, slug, definition, preset, title, language, owner, **options):
+        if bool(definition) == bool(preset):
+            raise CommandError("give either --definition FILE or SLUG --preset NAME")
+        user = resolve_owner(owner)
+        try:
+            if definition:
+                spec = load_definition(read_file(definition), definition)
+                study = study_create_from_definition(owner=user, definition=spec)
+            else:
+                if not slug:
+                    raise CommandError("--preset needs the study's SLUG")
+                study = study_create(owner=user, slug=slug, title=title or slug, preset=preset,
+                                     language=language)
+        except InputError as exc:
+            raise CommandError(exc.render()) from None
+        self.stdout.write(f"Created study {study.slug!r} ({study.scale.preset or 'custom scale'}, "
+                          f"{len(study.scale.values)} values, "
+                          f"reductions: {', '.join(study.scale.reductions) or 'none'}).")

@@ -1,0 +1,187 @@
+"""Authoring: a study, its rating scale, its items, its participants and their assignments."""
+
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.core.validators import MinValueValidator, RegexValidator
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+
+def new_token() -> str:
+    """Return an unguessable token for an invitation or an open link (256 bits)."""
+    return secrets.token_urlsafe(32)
+
+
+def new_completion_code() -> str:
+    return secrets.token_hex(4).upper()
+
+
+class Study(models.Model):
+    class Status(models.TextChoices):
+        DRAFT = "draft", _("Draft")
+        OPEN = "open", _("Open")
+        CLOSED = "closed", _("Closed")
+
+    class Display(models.TextChoices):
+        TEXT = "text", _("Single text")
+        PAIR = "pair", _("Sentence pair")
+        COREF = "coref", _("Coreference passage")
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="studies")
+    slug = models.SlugField(
+        max_length=60, unique=True,
+        validators=[RegexValidator(r"^[a-z0-9][a-z0-9-]*$", "Use lower-case letters, digits and dashes.")],
+    )
+    title = models.CharField(max_length=200)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+    display = models.CharField(max_length=10, choices=Display.choices, default=Display.TEXT)
+    language = models.CharField(max_length=8, choices=settings.LANGUAGES, default="en")
+    consent_text = models.TextField(blank=True, help_text="Markdown, shown before the instructions.")
+    instructions = models.TextField(blank=True, help_text="Markdown, shown before the first item.")
+    # Assignment design (PRODUCT.md "Assignment design"); items_per_participant 0 = every item.
+    items_per_participant = models.PositiveIntegerField(default=0)
+    annotators_per_item = models.PositiveIntegerField(default=3, validators=[MinValueValidator(1)])
+    duplicates_per_participant = models.PositiveIntegerField(default=0)
+    duplicate_min_gap = models.PositiveIntegerField(default=5, validators=[MinValueValidator(2)])
+    seed = models.BigIntegerField(default=0)
+    # Coreference studies: show the gold passage beside the system's, or the system's only.
+    show_gold = models.BooleanField(default=True)
+    # Crowd platforms: one open link per study; the completion code is shown at the end.
+    open_token = models.CharField(max_length=64, default=new_token, unique=True)
+    completion_code = models.CharField(max_length=32, default=new_completion_code)
+    completion_url = models.URLField(blank=True, help_text="e.g. Prolific's completion URL.")
+    analysis_settings = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "studies"
+
+    def __str__(self) -> str:
+        return self.slug
+
+    @property
+    def is_open(self) -> bool:
+        return self.status == self.Status.OPEN
+
+
+class Scale(models.Model):
+    """The study's rating scale: ordered values, their labels, a rubric and named reductions.
+
+    `reductions` maps a reduction name to {raw value (as a string key): code}; every analysis
+    runs on the raw scale and on each reduction.
+    """
+
+    study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="scale")
+    preset = models.CharField(max_length=60, blank=True)
+    values = models.JSONField(help_text="Ordered list of the scale's values (numbers).")
+    labels = models.JSONField(default=dict, help_text="{value: label} shown to annotators.")
+    rubric = models.TextField(blank=True, help_text="Markdown, shown beside the options.")
+    reductions = models.JSONField(default=dict, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.study.slug}: {self.preset or 'custom'}"
+
+    def label_for(self, value: float) -> str:
+        return self.labels.get(_key(value), _key(value))
+
+    def options(self) -> list[tuple[str, str]]:
+        return [(_key(v), self.labels.get(_key(v), "")) for v in self.values]
+
+
+def _key(value: float) -> str:
+    """Return the canonical string of a scale value (1.0 -> "1") used as a JSON key."""
+    number = float(value)
+    return str(int(number)) if number.is_integer() else repr(number)
+
+
+class Item(models.Model):
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="items")
+    external_id = models.CharField(max_length=200, help_text="The `id` column of the import.")
+    position = models.PositiveIntegerField(help_text="Order of import.")
+    text = models.TextField(blank=True)
+    text_a = models.TextField(blank=True)
+    text_b = models.TextField(blank=True)
+    is_control = models.BooleanField(default=False)
+    metrics = models.JSONField(default=dict, blank=True)
+    features = models.JSONField(default=dict, blank=True)
+    meta = models.JSONField(default=dict, blank=True)
+    # Coreference items: the annotated documents as imported (tokens and chains, or RuCoCo JSON).
+    annotation = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["study", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "external_id"], name="item_unique_external_id"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study_id}:{self.external_id}"
+
+
+class Participant(models.Model):
+    class Source(models.TextChoices):
+        INVITE = "invite", _("Invitation link")
+        OPEN = "open", _("Open link")
+        PROLIFIC = "prolific", _("Prolific")
+        MTURK = "mturk", _("MTurk")
+        IMPORT = "import", _("Imported responses")
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="participants")
+    token = models.CharField(max_length=64, default=new_token, unique=True)
+    source = models.CharField(max_length=10, choices=Source.choices, default=Source.INVITE)
+    external_id = models.CharField(max_length=200, blank=True,
+                                   help_text="Platform id (PROLIFIC_PID, workerId) or imported id.")
+    label = models.CharField(max_length=200, blank=True, help_text="Researcher's note.")
+    meta = models.JSONField(default=dict, blank=True)
+    order_seed = models.BigIntegerField(default=0)
+    n_assigned = models.PositiveIntegerField(default=0)
+    n_answered = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    consented_at = models.DateTimeField(null=True, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["study", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "source", "external_id"],
+                condition=~models.Q(external_id=""),
+                name="participant_unique_external_id",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study_id}:{self.external_id or self.pk}"
+
+    @property
+    def is_complete(self) -> bool:
+        return self.completed_at is not None
+
+
+class Assignment(models.Model):
+    """One presentation of an item to a participant, at a recorded position.
+
+    presentation 1 is the first showing; 2 is the repeat of a duplicated item.
+    """
+
+    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="assignments")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments")
+    position = models.PositiveIntegerField()
+    presentation = models.PositiveSmallIntegerField(default=1)
+
+    class Meta:
+        ordering = ["participant", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["participant", "position"], name="assignment_unique_position"),
+            models.UniqueConstraint(
+                fields=["participant", "item", "presentation"], name="assignment_unique_presentation"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.participant_id}@{self.position}:{self.item_id}/{self.presentation}"

@@ -1,0 +1,145 @@
+"""The researcher's pages. Every view reads the study through `study_get` (owner-scoped, 404)."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils import translation
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from .forms import InviteForm, ItemUploadForm, StudyCreateForm
+from .problems import InputError
+from .selectors import participant_progress, study_get, study_list
+from .services import (
+    items_import,
+    participants_invite,
+    study_close,
+    study_create,
+    study_open,
+)
+
+
+@login_required
+@require_GET
+def study_index(request: HttpRequest) -> HttpResponse:
+    return render(request, "studies/list.html", {"studies": study_list(user=request.user)})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def study_new(request: HttpRequest) -> HttpResponse:
+    form = StudyCreateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            study = study_create(
+                owner=request.user, slug=data["slug"], title=data["title"], preset=data["preset"],
+                language=data["language"], instructions=data["instructions"],
+                consent=data["consent"],
+                design={"items_per_participant": data["items_per_participant"],
+                        "annotators_per_item": data["annotators_per_item"],
+                        "duplicates": data["duplicates"],
+                        "duplicate_min_gap": data["duplicate_min_gap"], "seed": data["seed"]},
+            )
+        except InputError as exc:
+            for problem in exc.problems:
+                form.add_error(None, str(problem))
+        else:
+            return redirect("studies:detail", slug=study.slug)
+    return render(request, "studies/new.html", {"form": form})
+
+
+@login_required
+@require_GET
+def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    study = study_get(user=request.user, slug=slug)
+    participants = list(participant_progress(study=study))
+    return render(request, "studies/detail.html", {
+        "study": study,
+        "n_items": study.items.count(),
+        "n_controls": study.items.filter(is_control=True).count(),
+        "participants": participants,
+        "n_complete": sum(p.is_complete for p in participants),
+        "upload_form": ItemUploadForm(),
+        "invite_form": InviteForm(),
+        "site": request.build_absolute_uri("/").rstrip("/"),
+    })
+
+
+@login_required
+@require_POST
+def items_upload(request: HttpRequest, slug: str) -> HttpResponse:
+    study = study_get(user=request.user, slug=slug)
+    form = ItemUploadForm(request.POST, request.FILES)
+    if not form.is_valid():
+        messages.error(request, "Choose a file to upload.")
+        return redirect("studies:detail", slug=slug)
+    upload = form.cleaned_data["file"]
+    if upload.size > settings.CONCORD_MAX_UPLOAD_BYTES:
+        messages.error(request, f"{upload.name}: the file is {upload.size / 1e6:.1f} MB; the limit "
+                                f"is {settings.CONCORD_MAX_UPLOAD_BYTES / 1e6:.1f} MB. Nothing was imported.")
+        return redirect("studies:detail", slug=slug)
+    try:
+        count = items_import(study=study, data=upload.read(), filename=upload.name)
+    except InputError as exc:
+        return render(request, "studies/upload_errors.html",
+                      {"study": study, "problems": exc.problems, "filename": upload.name}, status=400)
+    messages.success(request, f"Imported {count} items from {upload.name}.")
+    return redirect("studies:detail", slug=slug)
+
+
+@login_required
+@require_POST
+def study_set_status(request: HttpRequest, slug: str, action: str) -> HttpResponse:
+    study = study_get(user=request.user, slug=slug)
+    try:
+        (study_open if action == "open" else study_close)(study=study)
+    except InputError as exc:
+        for problem in exc.problems:
+            messages.error(request, str(problem))
+    return redirect("studies:detail", slug=slug)
+
+
+@login_required
+@require_POST
+def invite(request: HttpRequest, slug: str) -> HttpResponse:
+    study = study_get(user=request.user, slug=slug)
+    form = InviteForm(request.POST)
+    if form.is_valid():
+        try:
+            created = participants_invite(study=study, count=form.cleaned_data["count"],
+                                          label=form.cleaned_data["label"])
+        except ValueError as exc:
+            messages.error(request, str(exc))
+        else:
+            messages.success(request, f"Created {len(created)} invitation link(s).")
+    return redirect("studies:detail", slug=slug)
+
+
+@login_required
+@require_GET
+def preview(request: HttpRequest, slug: str) -> HttpResponse:
+    """Show an item exactly as an annotator sees it; answers are not stored."""
+    study = study_get(user=request.user, slug=slug)
+    items = list(study.items.order_by("position")[:1000])
+    try:
+        index = max(0, min(int(request.GET.get("n", 0)), len(items) - 1))
+    except ValueError:
+        index = 0
+    with translation.override(study.language):
+        return render(request, "annotation/item.html", {
+            "study": study,
+            "scale": study.scale,
+            "item": items[index] if items else None,
+            "client_id": uuid.uuid4(),
+            "answered": index,
+            "assigned": len(items),
+            "preview": True,
+            "preview_prev": index - 1 if index > 0 else None,
+            "preview_next": index + 1 if index + 1 < len(items) else None,
+        })
