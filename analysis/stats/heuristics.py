@@ -14,7 +14,6 @@ computed (too few ratings, no durations) is ``None`` with a ``reason`` and is ne
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -347,8 +346,8 @@ def sentiment_annotators(
     when the std (``ddof`` 1) of their labels on such pairs exceeds ``std_threshold`` (1; the
     paper's "variance … greater than 1" is the same cut), over at least ``min_pairs`` (2)
     pairs, else ``None`` + reason. ``bleu1``, ``sentiment_a`` and ``sentiment_b`` hold one
-    precomputed value per item (``np.nan`` = unknown: the pair does not qualify; see
-    `unigram_bleu`). ``sentiment_threshold=None`` takes the PRODUCT.md default for
+    precomputed value per item (``np.nan`` = unknown: the pair does not qualify; unigram BLEU
+    is ``analysis.metrics.similarity.bleu1``, text_a as reference). ``sentiment_threshold=None`` takes the PRODUCT.md default for
     ``sentiment_source``: 1.9 for imported model scores (the paper's), 1.0 for VADER compound
     scores; the value used is recorded in ``params``.
 
@@ -518,25 +517,3 @@ def annotator_styles(
         "ignored": [float(x) for x in ignored],
     }
     return StylesResult(params=params, records=tuple(records))
-
-
-# --------------------------------------------------------------------------- unigram BLEU
-
-
-def unigram_bleu(ref: str, hyp: str) -> float:
-    """Return the unigram BLEU of ``hyp`` against ``ref``: clipped unigram precision × brevity penalty.
-
-    Tokens are whitespace-separated and case-sensitive (PRODUCT.md, the sentiment heuristic's
-    overlap; Papineni et al. 2002 with n = 1). Brevity penalty = 1 if len(hyp) > len(ref) else
-    exp(1 − len(ref)/len(hyp)); an empty hypothesis scores 0. Kept here until
-    ``analysis/metrics/similarity.py`` provides ``bleu1``.
-
-    Example: ref "the cat sat", hyp "the the cat" → clipped matches 2/3, BP 1 → 0.667.
-    """
-    r, h = ref.split(), hyp.split()
-    if not h:
-        return 0.0
-    rc = Counter(r)
-    matches = sum(min(c, rc[w]) for w, c in Counter(h).items())
-    bp = 1.0 if len(h) > len(r) else float(np.exp(1.0 - len(r) / len(h)))
-    return bp * matches / len(h)
