@@ -196,7 +196,7 @@ class _Engine:
         for name, metric in self.metrics.items():
             sel = valid & self.finite[name]
             n = int(sel.sum())
-            if n < 3 or n == 0:
+            if n < 3:
                 out[name] = _correlate_clean(metric[sel], mean[sel])
                 continue
             ox = self.order[name]
@@ -279,9 +279,11 @@ def filtering_correlations(
     after / baseline − 1 (``None`` + reason when undefined). Records come baseline first, then
     by combination size in the order of `RULES`; each record's ``rules`` is sorted by name.
 
-    Example: items 0..3 rated (1, 2), (2, 3), (3, 4), (5, 5) by annotators 0 and 1 and a third
-    annotator flagged by "slow" who rated only item 3: the baseline and the "slow" rows both
-    use means 1.5, 2.5, 3.5, 5.0 (the third rating of item 3 changes its mean to 5.0 either way).
+    Example: annotators 0 and 1 rate items 0–3 as (1, 2), (2, 3), (3, 4), (5, 5); annotator 2,
+    flagged by "slow", rates item 3 with 1. Against the metric [0.1, 0.2, 0.3, 0.9] the
+    baseline means 1.5, 2.5, 3.5, 3.67 give Pearson 0.751; without annotator 2 the means
+    1.5, 2.5, 3.5, 5.0 give 0.940, so ``pearson_change`` = 0.940 / 0.751 − 1 = +0.251
+    (Spearman 1.0 both times, change 0.0).
     """
     it, an, val, n_items, n_annotators = _rows(ratings)
     if min_ratings < 1:
@@ -305,13 +307,8 @@ def filtering_correlations(
             c, b = res[name], base[name]
             pc, pr = _change(c.pearson, b.pearson, "pearson")
             sc, sr = _change(c.spearman, b.spearman, "spearman")
+            # The baseline's own change is c / c − 1 = 0 (None when its correlation is 0).
             reasons = [r for r in (c.reason, pr, sr) if r]
-            if combo == ():
-                reasons = [r for r in reasons if "baseline" not in r]
-                pc = 0.0 if c.pearson is not None and c.pearson != 0 else None
-                sc = 0.0 if c.spearman is not None and c.spearman != 0 else None
-                if c.reason is None and (pc is None or sc is None):
-                    reasons.append("baseline correlation is 0")
             records.append(
                 CorrelationRecord(
                     rules=tuple(sorted(combo)),
