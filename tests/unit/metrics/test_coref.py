@@ -1,6 +1,8 @@
 """coref_metrics on documents: reading, scorch's CLI mention alignment, LEA conventions."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scorch import conll as scorch_conll
 
 from analysis.metrics.coref import COREF_METRICS, coref_metrics, f1, lea, score_clusters
@@ -170,3 +172,27 @@ def test_it_refuses_documents_of_different_formats():
 
     with pytest.raises(ValueError, match="format"):
         coref_metrics(doc("key"), replace(doc("key"), format="rucoco-json"))
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.sets(st.integers(0, 12), min_size=1, max_size=5), max_size=4),
+    st.lists(st.sets(st.integers(0, 12), min_size=1, max_size=5), max_size=4),
+)
+def test_it_keeps_every_metric_finite_and_within_zero_and_one(key, response):
+    def partition(clusters):  # make the clusters disjoint, as a reader guarantees
+        seen, out = set(), []
+        for c in clusters:
+            if c - seen:
+                out.append(c - seen)
+            seen |= c
+        return out
+
+    got = score_clusters(partition(key), partition(response))
+    assert all(0.0 <= v <= 1.0 for v in got.values())
+
+
+def test_it_keeps_scorchs_conventions_on_two_documents_without_mentions():
+    got = score_clusters([], [])
+    assert got["BLANC_F1"] == 1.0  # scorch: no link on either side counts as agreement
+    assert all(v == 0.0 for k, v in got.items() if not k.startswith("BLANC"))
