@@ -76,3 +76,20 @@ def test_it_adds_split_lea_to_the_metrics_of_rucoco_items():
     got = coref_metrics(GOLD, SYSTEM)
     assert set(SPLIT_LEA_METRICS) <= set(got)
     assert got["LEA_split_R"] == pytest.approx(13 / 17)
+
+
+def test_it_scores_rucoco_files_read_from_json():
+    import json
+
+    from analysis.metrics.formats import read_gold_and_system
+
+    text = "At half-past nine, that night, Tom and Sid were sent to bed. They slept, and Sid too.\n"
+    gold = {"text": text, "entities": [[[31, 34]], [[39, 42], [80, 83]], [[61, 65]]],
+            "includes": [[], [], [0, 1]]}
+    system = dict(gold, includes=[[], [], [1]])
+    ((g, s),) = read_gold_and_system(json.dumps(gold), json.dumps(system), format="rucoco-json")
+    got = coref_metrics(g, s)
+    # gold: Sid 2·1 + They→{Tom, Sid, Sid}: 3 · 2/3; system: Sid 2·1 + They→{Sid, Sid}: 2 · 1
+    assert got["LEA_split_R"] == pytest.approx((2 + 2) / (2 + 3))
+    assert got["LEA_split_P"] == pytest.approx(1.0)
+    assert got["LEA_F1"] == pytest.approx(1.0)
