@@ -84,7 +84,7 @@ def test_it_scores_rucoco_files_read_from_json():
     from analysis.metrics.formats import read_gold_and_system
 
     text = "At half-past nine, that night, Tom and Sid were sent to bed. They slept, and Sid too.\n"
-    gold = {"text": text, "entities": [[[31, 34]], [[39, 42], [80, 83]], [[61, 65]]],
+    gold = {"text": text, "entities": [[[31, 34]], [[39, 42], [77, 80]], [[61, 65]]],
             "includes": [[], [], [0, 1]]}
     system = dict(gold, includes=[[], [], [1]])
     ((g, s),) = read_gold_and_system(json.dumps(gold), json.dumps(system), format="rucoco-json")
