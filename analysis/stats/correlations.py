@@ -32,7 +32,7 @@ from analysis.stats.heuristics import (
 
 @dataclass(frozen=True)
 class Correlation:
-    """Pearson and Spearman of one metric with the human means (``None`` + reason if undefined)."""
+    """Hold Pearson and Spearman of one metric with the human means (``None`` + reason if undefined)."""
 
     pearson: float | None
     spearman: float | None
@@ -42,7 +42,7 @@ class Correlation:
 
 @dataclass(frozen=True)
 class CorrelationRecord:
-    """One metric under one combination of rules (PRODUCT.md contract ``correlations``)."""
+    """Hold one metric's correlations under one combination of rules (PRODUCT.md contract ``correlations``)."""
 
     rules: tuple[str, ...]
     removed: tuple[int, ...]
@@ -73,7 +73,7 @@ class CorrelationRecord:
 
 @dataclass(frozen=True)
 class CorrelationsResult:
-    """All records of a filtering study, with the parameters used."""
+    """Hold every record of a filtering study, with the parameters used."""
 
     params: Mapping[str, object]
     records: tuple[CorrelationRecord, ...]
@@ -81,7 +81,7 @@ class CorrelationsResult:
 
 @dataclass(frozen=True)
 class StyleCorrelationRecord:
-    """One metric against the labels of one style's annotators only (seed 003 table 2)."""
+    """Hold one metric against the labels of one style's annotators only (seed 003 table 2)."""
 
     style: str
     filtered: bool
@@ -152,7 +152,7 @@ def _correlate_clean(
 
 
 class _Engine:
-    """Per-item human means for a set of kept annotators, correlated with every metric."""
+    """Compute per-item human means for a set of kept annotators and correlate every metric."""
 
     def __init__(
         self,

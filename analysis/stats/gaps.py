@@ -63,7 +63,7 @@ def human_aggregate(ratings: Ratings, *, aggregate: str = "mean") -> np.ndarray:
 
 @dataclass(frozen=True)
 class MetricGap:
-    """Mean gaps of one metric (PRODUCT.md contract ``metric_gaps``)."""
+    """Hold the mean gaps of one metric (PRODUCT.md contract ``metric_gaps``)."""
 
     scale: str
     aggregate: str
@@ -93,7 +93,7 @@ class MetricGap:
 
 @dataclass(frozen=True)
 class ItemGap:
-    """One item's gap metric − human (PRODUCT.md contract ``item_gaps``)."""
+    """Hold one item's gap metric − human (PRODUCT.md contract ``item_gaps``)."""
 
     item: int
     scale: str
@@ -118,7 +118,7 @@ class ItemGap:
 
 @dataclass(frozen=True)
 class GapsResult:
-    """Mean and per-item gaps of every metric, with the parameters used."""
+    """Hold the mean and per-item gaps of every metric, with the parameters used."""
 
     params: Mapping[str, object]
     metric_gaps: tuple[MetricGap, ...]

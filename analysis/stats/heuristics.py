@@ -79,7 +79,7 @@ def _per_item(name: str, values: object, n_items: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class HeuristicRecord:
-    """One annotator's value under one rule (PRODUCT.md contract ``heuristics``)."""
+    """Hold one annotator's value under one rule (PRODUCT.md contract ``heuristics``)."""
 
     rule: str
     annotator: int
@@ -105,7 +105,7 @@ class HeuristicRecord:
 
 @dataclass(frozen=True)
 class HeuristicResult:
-    """All annotators' records under one rule, with the parameters used."""
+    """Hold every annotator's record under one rule, with the parameters used."""
 
     rule: str
     params: Mapping[str, object]
@@ -438,7 +438,7 @@ def run_heuristics(
 
 @dataclass(frozen=True)
 class StyleRecord:
-    """One annotator's style (PRODUCT.md contract ``styles``)."""
+    """Hold one annotator's style (PRODUCT.md contract ``styles``)."""
 
     annotator: int
     style: str
@@ -462,7 +462,7 @@ class StyleRecord:
 
 @dataclass(frozen=True)
 class StylesResult:
-    """Every annotator's style, with the parameters used."""
+    """Hold every annotator's style, with the parameters used."""
 
     params: Mapping[str, object]
     records: tuple[StyleRecord, ...] = field(default=())

@@ -35,7 +35,7 @@ from analysis.stats.heuristics import Ratings, as_long_ratings, rated_rows
 
 @dataclass(frozen=True)
 class NoiseLevel:
-    """t0 and γ for n items with d disagreements (seed 004 §2, equation 1)."""
+    """Hold t0 and γ for n items with d disagreements (seed 004 §2, equation 1)."""
 
     n: int
     d: int
@@ -48,7 +48,7 @@ class NoiseLevel:
 
 @dataclass(frozen=True)
 class ChanceDifference:
-    """The difference in correct answers two systems may show by chance (seed 004 §4.1)."""
+    """Hold the difference in correct answers two systems may show by chance (seed 004 §4.1)."""
 
     hard_agreed: int
     sigma: float
@@ -60,7 +60,7 @@ class ChanceDifference:
 
 @dataclass(frozen=True)
 class NoiseResult:
-    """The noise model of one scale (PRODUCT.md contract ``noise``), with its parameters."""
+    """Hold the noise model of one scale (PRODUCT.md contract ``noise``), with its parameters."""
 
     scale: str
     n_items: int

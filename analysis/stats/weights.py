@@ -27,7 +27,7 @@ from analysis.stats.scales import rescale01
 
 @dataclass(frozen=True)
 class ErrorWeights:
-    """One OLS model (PRODUCT.md contract ``error_weights``), with its intercept and diagnostics."""
+    """Hold one OLS model (PRODUCT.md contract ``error_weights``), with its intercept and diagnostics."""
 
     target: str
     scale: str
