@@ -118,6 +118,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"crowd: {N_ITEMS} items x {RATINGS_PER_ITEM} ratings = {n_ratings} by {N_ANNOTATORS} annotators")
     print(f"controls: {int(crowd.control.sum())}; metrics: {', '.join(crowd.metrics)}")
 
+    r = crowd.ratings
+    build_s, _ = best_of(
+        args.repeat,
+        lambda: LongRatings(
+            item=r.item, annotator=r.annotator, value=r.value, n_items=r.n_items, n_annotators=r.n_annotators
+        ),
+    )
+    print(f"LongRatings (validation, not part of the targets): {build_s * 1000:.1f} ms")
     domain = PRESETS["similarity-1-5"]["values"]
     alpha_s, alpha_res = best_of(
         args.repeat, lambda: alpha_long(crowd.ratings, level="ordinal", domain=domain)
@@ -180,6 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         json.dumps(
             {
                 "n_ratings": int(n_ratings),
+                "build_long_ratings_s": round(build_s, 4),
                 "alpha_s": round(alpha_s, 4),
                 "heuristics_s": round(heur_s, 4),
                 "correlations_s": round(corr_s, 4),
