@@ -22,7 +22,10 @@ class ResponseSerializer(serializers.ModelSerializer):
 class ResponseViewSet(OwnedStudyMixin, mixins.ListModelMixin, viewsets.GenericViewSet):
     serializer_class = ResponseSerializer
     filterset_fields = ["participant", "presentation"]
+    queryset = Response.objects.none()
 
     def get_queryset(self):
+        if self.schema_only():
+            return Response.objects.none()
         return (Response.objects.filter(participant__study=self.study())
                 .select_related("item").order_by("id"))

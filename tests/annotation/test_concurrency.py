@@ -1,0 +1,64 @@
+"""Many annotators at once against PostgreSQL: retries and duplicates store nothing twice."""
+
+import random
+import threading
+import uuid
+
+import pytest
+import requests
+from django.db import connection
+
+from annotation.models import Response
+from studies.models import Participant
+from studies.services import participants_invite
+from tests.conftest import require
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ANNOTATORS = 20
+ITEMS = 50
+
+
+def annotate(base: str, token: str, seed: int, errors: list, counts: dict) -> None:
+    rng = random.Random(seed)
+    session = requests.Session()
+    page = session.get(f"{base}/a/{token}/", timeout=30)
+    csrf = session.cookies["csrftoken"]
+    session.post(f"{base}/a/{token}/", data={"csrfmiddlewaretoken": csrf}, timeout=30)
+    headers = {"X-CSRFToken": csrf, "Referer": page.url}
+    for position in range(ITEMS):
+        payload = {"position": position, "value": rng.randint(0, 7), "client_id": str(uuid.uuid4()),
+                   "active_ms": rng.randint(500, 9000), "events": [["shown", 0]]}
+        sends = [payload]
+        if rng.random() < 0.2:  # the acknowledgement was lost: the same answer is re-sent
+            sends.append(payload)
+            counts["resent"] += 1
+        if rng.random() < 0.1:  # a plain duplicate: a second answer with a new id
+            sends.append({**payload, "client_id": str(uuid.uuid4())})
+            counts["duplicate"] += 1
+        for body in sends:
+            response = session.post(f"{base}/a/{token}/answer/", json=body, headers=headers,
+                                    timeout=30)
+            if response.status_code >= 500 or not response.json().get("stored"):
+                errors.append((token, position, response.status_code, response.text[:200]))
+
+
+def test_it_stores_exactly_one_row_per_presentation_under_retries(live_server, alice, make_study):
+    require(connection.vendor == "postgresql", "concurrency is only tested on PostgreSQL "
+                                               "(set DATABASE_URL)")
+    items = "id,text\n" + "".join(f"i{n},Passage {n}\n" for n in range(ITEMS))
+    study = make_study(alice, slug="load", items=items)
+    participants = participants_invite(study=study, count=ANNOTATORS)
+    errors: list = []
+    counts = {"resent": 0, "duplicate": 0}
+    threads = [threading.Thread(target=annotate, args=(live_server.url, p.token, n, errors, counts))
+               for n, p in enumerate(participants)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    assert not errors, errors[:5]
+    assert counts["resent"] > 100 and counts["duplicate"] > 50
+    assert Response.objects.count() == ANNOTATORS * ITEMS == 1000
+    assert set(Participant.objects.values_list("n_answered", flat=True)) == {ITEMS}
+    assert Participant.objects.filter(completed_at__isnull=True).count() == 0

@@ -1,0 +1,159 @@
+"""Security: inert item HTML, per-annotator and per-researcher isolation, CSRF, every route."""
+
+import re
+import uuid
+
+import pytest
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver
+
+from annotation.models import Response
+from studies.services import participants_invite
+
+pytestmark = pytest.mark.django_db
+
+HOSTILE = (
+    'id,text\n'
+    'x1,"<script>alert(1)</script>Hello"\n'
+    'x2,"<img src=x onerror=alert(2)>Pic"\n'
+    'x3,"<a href=""javascript:alert(3)"">click</a> <b>bold</b>"\n'
+    'x4,"<svg onload=alert(4)><style>body{display:none}</style>"\n'
+)
+
+
+def walk(resolver=None, prefix=""):
+    """Yield (route, name, pattern) for every URL pattern of the project."""
+    resolver = resolver or get_resolver()
+    for entry in resolver.url_patterns:
+        route = prefix + str(entry.pattern)
+        if isinstance(entry, URLResolver):
+            yield from walk(entry, route)
+        elif isinstance(entry, URLPattern):
+            yield route, entry.name, entry
+
+
+def concrete(route: str, **values) -> str:
+    """Fill a route's parameters (path converters and regex groups) with the given values."""
+    route = route.replace("^", "").replace("$", "").replace("\\Z", "").replace("\\.", ".")
+    route = re.sub(r"\(\?P<format>[^)]*\)", "", route)
+    route = re.sub(r"\(\?P<(\w+)>[^)]*\)", lambda m: str(values.get(m.group(1), "x")), route)
+    route = re.sub(r"<(?:\w+:)?(\w+)>", lambda m: str(values.get(m.group(1), "x")), route)
+    return "/" + route.replace("//", "/")
+
+
+def test_it_shows_hostile_item_text_inert(alice, make_study, client):
+    study = make_study(alice, slug="xss", items=HOSTILE)
+    participant = participants_invite(study=study, count=1)[0]
+    participant.consented_at = participant.created_at
+    participant.save()
+    seen = b""
+    for position in range(participant.n_assigned):
+        page = client.get(f"/a/{participant.token}/next/")
+        assert page.status_code == 200
+        seen += page.content
+        Response.objects.create(participant=participant, item_id=participant.assignments.get(
+            position=position).item_id, presentation=1, position=position, value=1,
+            assignment=participant.assignments.get(position=position))
+    body = seen.decode()
+    assert "<script>alert" not in body and "onerror" not in body and "javascript:" not in body
+    assert "onload" not in body and "<style>" not in body and "<svg" not in body
+    assert "<b>bold</b>" in body  # harmless formatting survives
+    assert "Hello" in body and "Pic" in body
+
+
+def test_it_sends_a_strict_content_security_policy(alice, make_study, client):
+    study = make_study(alice)
+    participant = participants_invite(study=study, count=1)[0]
+    policy = client.get(f"/a/{participant.token}/")["Content-Security-Policy"]
+    assert "script-src 'self'" in policy and "unsafe-inline" not in policy
+    assert "object-src 'none'" in policy
+
+
+def test_an_annotator_cannot_write_another_annotators_answers(alice, make_study):
+    study = make_study(alice)
+    a, b = participants_invite(study=study, count=2)
+    for p in (a, b):
+        p.consented_at = p.created_at
+        p.save()
+    client = Client(enforce_csrf_checks=False)
+    # A's link can only address A's own positions; B's answers are untouched.
+    response = client.post(f"/a/{a.token}/answer/", {"position": 0, "value": 4,
+                                                     "client_id": str(uuid.uuid4())})
+    assert response.status_code == 302
+    assert Response.objects.filter(participant=a).count() == 1
+    assert Response.objects.filter(participant=b).count() == 0
+    # A client id of B's answer, replayed through A's link, cannot touch B's row.
+    client.post(f"/a/{b.token}/answer/", {"position": 0, "value": 2, "client_id": str(uuid.UUID(int=7))})
+    replay = client.post(f"/a/{a.token}/answer/", {"position": 1, "value": 6,
+                                                   "client_id": str(uuid.UUID(int=7))})
+    assert replay.status_code == 409
+    assert Response.objects.get(participant=b).value == 2
+
+
+def test_an_annotator_cannot_read_the_researcher_pages_or_api(alice, make_study, client):
+    study = make_study(alice)
+    participant = participants_invite(study=study, count=1)[0]
+    client.get(f"/a/{participant.token}/")
+    assert client.get(f"/studies/{study.slug}/").status_code == 302  # to the login page
+    assert client.get(f"/api/studies/{study.slug}/responses/").status_code == 403
+
+
+def test_a_revoked_link_answers_410(participant, client):
+    from studies.services import participant_revoke
+
+    participant_revoke(participant=participant)
+    assert client.get(f"/a/{participant.token}/").status_code == 410
+
+
+ANNOTATOR_ROUTES = {"annotation:consent", "annotation:instructions", "annotation:next",
+                    "annotation:answer", "annotation:done", "annotation:join"}
+PUBLIC_ROUTES = {"login", "logout", "schema", "api-docs", None}
+
+
+def test_another_researcher_gets_404_on_every_route_of_a_study(alice, bob, make_study, client):
+    """Walk every URL pattern: a new route without an owner rule makes this test fail."""
+    study = make_study(alice, slug="private")
+    participant = participants_invite(study=study, count=1)[0]
+    client.force_login(bob)
+    checked = 0
+    for route, name, pattern in walk():
+        full = f"{pattern.lookup_str}"
+        if route.startswith("admin/"):
+            continue
+        if name in PUBLIC_ROUTES or (name or "").startswith("annotation:") or any(
+            name == r.split(":")[-1] for r in ANNOTATOR_ROUTES):
+            continue
+        params = set(re.findall(r"<(?:\w+:)?(\w+)>", route)) | set(re.findall(r"\(\?P<(\w+)>", route))
+        params.discard("format")
+        if not params:
+            continue
+        url = concrete(route, slug="private", study_slug="private", pk=participant.pk,
+                       action="open")
+        # 405 (method not allowed) is decided before any lookup, so it reveals nothing; the
+        # method the route serves must answer 404.
+        statuses = {method: getattr(client, method)(url).status_code for method in ("get", "post")}
+        assert set(statuses.values()) <= {404, 405}, f"{url} ({full}) gave {statuses}"
+        assert 404 in statuses.values(), f"{url} ({full}) gave {statuses}"
+        checked += 1
+    assert checked >= 10, checked
+
+
+def test_every_route_is_classified(alice):
+    """Every named route is either a researcher route (owner-scoped), annotator or public."""
+    for route, name, _ in walk():
+        if route.startswith("admin/"):
+            continue
+        researcher = route.startswith(("studies/", "api/"))
+        assert researcher or name in PUBLIC_ROUTES or name in {r.split(":")[1] for r in ANNOTATOR_ROUTES}, route
+
+
+def test_it_rejects_posts_without_a_csrf_token(alice, make_study):
+    study = make_study(alice, open=False)
+    participant = participants_invite(study=study, count=1)[0]
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(alice)
+    for url in (f"/studies/{study.slug}/open/", f"/studies/{study.slug}/invite/",
+                f"/a/{participant.token}/answer/", f"/a/{participant.token}/"):
+        assert client.post(url, {"position": 0, "value": 1}).status_code == 403, url
+    anonymous = Client(enforce_csrf_checks=True)
+    assert anonymous.post("/accounts/login/", {"username": "alice"}).status_code == 403
