@@ -22,3 +22,24 @@ def next_assignment(*, participant: Participant) -> Assignment | None:
         .order_by("position")
         .first()
     )
+
+
+def participant_pseudonyms(*, study_id: int) -> dict[int, str]:
+    """Return {participant id: "A1", "A2", …} in the order of each participant's first response.
+
+    "First" is the lowest response id: answers collected in the app are numbered as they are
+    committed, and an import stores its rows in the order annotators first appear in the file.
+    Participants without any response get no pseudonym. One query.
+    """
+    from django.db.models import Min
+
+    from .models import Response
+
+    firsts = (
+        Response.objects.filter(participant__study_id=study_id)
+        .values("participant_id")
+        .annotate(first=Min("id"))
+        .order_by("first")
+        .values_list("participant_id", flat=True)
+    )
+    return {pid: f"A{n}" for n, pid in enumerate(firsts, start=1)}
