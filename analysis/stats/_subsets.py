@@ -142,7 +142,9 @@ def prepare(ratings, *, level: str, domain) -> Prepared:
         raise ValueError(f"level must be one of {LEVELS}, not {level!r}")
     data = np.asarray(ratings, dtype=float)
     if data.ndim != 2:
-        raise ValueError(f"ratings must be a 2-D (annotators × items) array, got shape {data.shape}")
+        raise ValueError(
+            f"ratings must be a 2-D (annotators × items) array, got shape {data.shape}"
+        )
     dom = np.asarray(domain, dtype=float)
     if dom.ndim != 1 or dom.size == 0 or np.isnan(dom).any():
         raise ValueError("domain must be a non-empty 1-D sequence of numbers")
@@ -156,7 +158,9 @@ def prepare(ratings, *, level: str, domain) -> Prepared:
     codes = order[pos]
     bad = dom[codes] != data[present]
     if bad.any():
-        raise ValueError(f"ratings contain values outside the domain: {sorted(set(data[present][bad]))[:5]}")
+        raise ValueError(
+            f"ratings contain values outside the domain: {sorted(set(data[present][bad]))[:5]}"
+        )
     observed = np.unique(codes)
     remap = np.full(dom.size, -1)
     remap[observed] = np.arange(observed.size)
@@ -179,7 +183,9 @@ def _distance(level: str, values: np.ndarray) -> np.ndarray:
         return (a != b).astype(float)
     if level == "ratio":
         total = a + b
-        return np.divide(a - b, total, out=np.zeros(np.broadcast(a, b).shape), where=total != 0) ** 2
+        return (
+            np.divide(a - b, total, out=np.zeros(np.broadcast(a, b).shape), where=total != 0) ** 2
+        )
     return (a - b) ** 2  # interval (ordinal distances depend on the subset, see module doc)
 
 
@@ -271,7 +277,7 @@ def subset_alphas(ratings, *, level: str, domain, masks) -> np.ndarray:
 class _Halves:
     """Per-half precomputation: counts for every mask of the low and of the high annotators."""
 
-    def __init__(self, prep: Prepared, block_subsets: int = _BLOCK_SUBSETS):
+    def __init__(self, prep: Prepared, block_subsets: int | None = None):
         k = prep.k
         self.low_bits = k // 2
         self.prep = prep
@@ -281,7 +287,7 @@ class _Halves:
         n_high = 1 << (k - self.low_bits)
         # A power of two (blocks tile the 2^k masks exactly) and at least 8, because the low-half
         # products batch over the high masks of a block.
-        per_block = max(8, block_subsets // self.n_low)
+        per_block = max(8, (block_subsets or _BLOCK_SUBSETS) // self.n_low)
         self.high_per_block = min(n_high, 1 << (per_block.bit_length() - 1))
         self.block_masks = self.high_per_block * self.n_low
         ks = np.arange(k + 1, dtype=float)

@@ -153,7 +153,9 @@ def _result(sums, *, method, n_total, variant, level, n_undefined) -> TrustResul
 def _finalise_exact(alphas: np.ndarray, k: int, variant: str, level: str) -> TrustResult:
     w = _weights(alphas, variant)
     masks = enumerate_masks(k)
-    sums = np.array([w[((masks >> np.uint64(a)) & np.uint64(1)).astype(bool)].sum() for a in range(k)])
+    sums = np.array(
+        [w[((masks >> np.uint64(a)) & np.uint64(1)).astype(bool)].sum() for a in range(k)]
+    )
     return _result(
         sums,
         method="exact",
@@ -166,7 +168,14 @@ def _finalise_exact(alphas: np.ndarray, k: int, variant: str, level: str) -> Tru
 
 def _too_few(k: int, variant: str, level: str, method: str = "exact") -> TrustResult:
     return TrustResult(
-        (None,) * k, (), method, 0, variant, level, "fewer than two annotators", 0  # type: ignore[arg-type]
+        (None,) * k,
+        (),
+        method,
+        0,
+        variant,
+        level,
+        "fewer than two annotators",
+        0,  # type: ignore[arg-type]
     )
 
 
