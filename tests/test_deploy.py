@@ -22,8 +22,14 @@ PRODUCTION = {
 }
 
 
+def production_env(tmp_path) -> dict[str, str]:
+    # Only production's variables: not the browser tests' async override, not a test DEBUG.
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    return {**env, **PRODUCTION, "CONCORD_VAR_DIR": str(tmp_path)}
+
+
 def test_it_passes_the_deploy_checks_with_production_values(tmp_path):
-    env = {**os.environ, **PRODUCTION, "CONCORD_VAR_DIR": str(tmp_path)}
+    env = production_env(tmp_path)
     result = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
