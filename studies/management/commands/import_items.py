@@ -1,5 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
+from analysis.metrics.formats import FORMATS
+from studies.coref_import import coref_items_import
 from studies.problems import InputError
 from studies.services import items_import
 
@@ -9,18 +11,30 @@ from ._common import get_study, read_file
 class Command(BaseCommand):
     help = (
         "Import items into a draft study from CSV/TSV or JSONL: columns id (required), text or "
-        "text_a/text_b, control (0/1), metric:<name>, feature:<name>, meta:<name>. The whole "
-        "file is validated first; on any problem nothing is imported."
+        "text_a/text_b, control (0/1), metric:<name>, feature:<name>, meta:<name>. Coreference "
+        "items: GOLD --system SYS --format conll2012|rucoco-json, one document per item, "
+        "metrics computed on import. The whole input is validated first; on any problem nothing "
+        "is imported."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("slug")
-        parser.add_argument("file")
+        parser.add_argument("file", help="the item file, or the gold annotation with --system")
+        parser.add_argument("--system", help="the system annotation (coreference items)")
+        parser.add_argument("--format", choices=FORMATS, dest="fmt",
+                            help="the format of GOLD and SYS (required with --system)")
 
-    def handle(self, *args, slug, file, **options):
+    def handle(self, *args, slug, file, system=None, fmt=None, **options):
+        if (system is None) != (fmt is None):
+            raise CommandError("--system and --format go together (coreference items)")
         study = get_study(slug)
         try:
-            count = items_import(study=study, data=read_file(file), filename=file)
+            if system is None:
+                count = items_import(study=study, data=read_file(file), filename=file)
+            else:
+                count = coref_items_import(study=study, gold=read_file(file),
+                                           system=read_file(system), gold_name=file,
+                                           system_name=system, fmt=fmt)
         except InputError as exc:
             raise CommandError(exc.render()) from None
         self.stdout.write(f"Imported {count} items into {slug!r}.")
