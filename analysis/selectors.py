@@ -105,3 +105,21 @@ def study_data(*, study: Study) -> StudyData:
         sentiment_b=np.array([_float(m.get("sentiment_b")) for m in metas]) if has_sentiment else None,
         sentiment_source="vader" if sources == {"vader"} else "imported",
     )
+
+
+def latest_run(*, study: Study, with_results: bool = False):
+    """Return the newest run of the study (or None); results are loaded only when asked."""
+    from .models import AnalysisRun
+
+    runs = AnalysisRun.objects.filter(study=study)
+    if not with_results:
+        runs = runs.defer("results")
+    return runs.order_by("-created_at", "-id").first()
+
+
+def latest_results(*, study: Study) -> dict | None:
+    """Return the results document of the newest finished run, or None. One query."""
+    from .models import AnalysisRun
+
+    return (AnalysisRun.objects.filter(study=study, status=AnalysisRun.Status.DONE)
+            .order_by("-finished_at", "-id").values_list("results", flat=True).first())

@@ -5,6 +5,7 @@ from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import SimpleRouter
 
+from analysis.apis import AnalysisRunViewSet, results
 from annotation.apis import ResponseViewSet
 from studies.apis import ItemViewSet, ParticipantViewSet, StudyViewSet
 
@@ -15,6 +16,7 @@ router.register(r"studies/(?P<study_slug>[-a-z0-9]+)/participants", ParticipantV
                 basename="participant")
 router.register(r"studies/(?P<study_slug>[-a-z0-9]+)/responses", ResponseViewSet,
                 basename="response")
+router.register(r"studies/(?P<study_slug>[-a-z0-9]+)/runs", AnalysisRunViewSet, basename="run")
 
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="studies:list", permanent=False)),
@@ -22,6 +24,7 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("studies/", include("studies.urls")),
     path("", include("annotation.urls")),
+    path("api/studies/<slug:study_slug>/results/", results, name="results"),
     path("api/", include(router.urls)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
