@@ -1,5 +1,7 @@
 from django.urls import path
 
+from annotation import import_views
+
 from . import views
 
 app_name = "studies"
@@ -13,4 +15,11 @@ urlpatterns = [
     path("<slug:slug>/preview/", views.preview, name="preview"),
     path("<slug:slug>/open/", views.study_set_status, {"action": "open"}, name="open"),
     path("<slug:slug>/close/", views.study_set_status, {"action": "close"}, name="close"),
+    path("<slug:slug>/responses/import/", import_views.responses_upload, name="responses_import"),
+    path("<slug:slug>/responses/import/<slug:key>/", import_views.responses_preview,
+         name="responses_import_preview"),
+    path("<slug:slug>/responses/import/<slug:key>/cancel/", import_views.responses_cancel,
+         name="responses_import_cancel"),
+    path("<slug:slug>/participants/pseudonyms.csv", import_views.pseudonyms_download,
+         name="pseudonyms"),
 ]

@@ -1,0 +1,56 @@
+import csv
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.importing import FORMATS, Upload, responses_import
+from studies.management.commands._common import get_study, read_file
+from studies.problems import InputError
+
+
+def _columns(text: str) -> list[str]:
+    """Split --meta-columns like one CSV line, so a header holding a comma can be quoted."""
+    return [c.strip() for c in next(csv.reader([text]), []) if c.strip()]
+
+
+class Command(BaseCommand):
+    help = (
+        "Import responses collected elsewhere. wide: one row per annotator (--annotator-column), "
+        "one column per item (header = item id, or mapped by --item-map CSV column,item); a "
+        "repeated item column is the duplicate presentation; --meta-columns are kept as "
+        "participant metadata. long: annotator,item,value[,duration_ms,position]. The whole file "
+        "is validated first; on any problem nothing is imported."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("slug")
+        parser.add_argument("file")
+        parser.add_argument("--format", dest="fmt", choices=FORMATS, required=True)
+        parser.add_argument("--annotator-column", default=None,
+                            help="wide: the column holding the annotator id (e.g. 'Email address')")
+        parser.add_argument("--item-map", default=None, help="CSV column,item")
+        parser.add_argument("--value-map", default=None, help="CSV label,value")
+        parser.add_argument("--meta-columns", default="",
+                            help="comma-separated columns kept as participant metadata "
+                                 "(quote a name holding a comma)")
+        parser.add_argument("--dry-run", action="store_true",
+                            help="validate and summarise without importing")
+
+    def handle(self, *args, slug, file, fmt, annotator_column, item_map, value_map, meta_columns,
+               dry_run, **options):
+        study = get_study(slug)
+        maps = {name: Upload(path, read_file(path)) if path else None
+                for name, path in (("item_map", item_map), ("value_map", value_map))}
+        try:
+            summary = responses_import(
+                study=study, data=read_file(file), filename=file, fmt=fmt,
+                annotator_column=annotator_column, meta_columns=_columns(meta_columns),
+                dry_run=dry_run, **maps,
+            )
+        except InputError as exc:
+            raise CommandError(exc.render()) from None
+        verb = "Would import" if dry_run else "Imported"
+        self.stdout.write(
+            f"{verb} {summary.answers} answers of {len(summary.annotators)} annotators on "
+            f"{summary.items} items into {slug!r} ({summary.duplicates} repeated presentations, "
+            f"{summary.blanks} blanks, {summary.merged_rows} rows merged)."
+        )
