@@ -31,3 +31,8 @@ class ItemUploadForm(forms.Form):
 class InviteForm(forms.Form):
     count = forms.IntegerField(min_value=1, max_value=1000, initial=1)
     label = forms.CharField(max_length=200, required=False)
+
+
+class ControlsForm(forms.Form):
+    n = forms.IntegerField(label="Control pairs", min_value=1, max_value=1000, initial=5)
+    seed = forms.IntegerField(required=False, help_text="Blank: the study's seed.")

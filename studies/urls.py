@@ -11,6 +11,7 @@ urlpatterns = [
     path("new/", views.study_new, name="new"),
     path("<slug:slug>/", views.study_detail, name="detail"),
     path("<slug:slug>/items/", views.items_upload, name="items_upload"),
+    path("<slug:slug>/controls/", views.controls_add, name="controls_add"),
     path("<slug:slug>/invite/", views.invite, name="invite"),
     path("<slug:slug>/preview/", views.preview, name="preview"),
     path("<slug:slug>/open/", views.study_set_status, {"action": "open"}, name="open"),

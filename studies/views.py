@@ -12,10 +12,11 @@ from django.shortcuts import redirect, render
 from django.utils import translation
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from .forms import InviteForm, ItemUploadForm, StudyCreateForm
+from .forms import ControlsForm, InviteForm, ItemUploadForm, StudyCreateForm
 from .problems import InputError
 from .selectors import participant_progress, study_get, study_list
 from .services import (
+    controls_generate,
     items_import,
     participants_invite,
     study_close,
@@ -67,6 +68,7 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "n_complete": sum(p.is_complete for p in participants),
         "upload_form": ItemUploadForm(),
         "invite_form": InviteForm(),
+        "controls_form": ControlsForm(),
         "site": request.build_absolute_uri("/").rstrip("/"),
     })
 
@@ -143,3 +145,23 @@ def preview(request: HttpRequest, slug: str) -> HttpResponse:
             "preview_prev": index - 1 if index > 0 else None,
             "preview_next": index + 1 if index + 1 < len(items) else None,
         })
+
+
+@login_required
+@require_POST
+def controls_add(request: HttpRequest, slug: str) -> HttpResponse:
+    """Add random control pairs built from the study's own sentences (PRG)."""
+    study = study_get(user=request.user, slug=slug)
+    form = ControlsForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Give a number of control pairs between 1 and 1000.")
+        return redirect("studies:detail", slug=slug)
+    try:
+        count = controls_generate(study=study, n=form.cleaned_data["n"],
+                                  seed=form.cleaned_data["seed"])
+    except InputError as exc:
+        for problem in exc.problems:
+            messages.error(request, problem.message)
+    else:
+        messages.success(request, f"Added {count} random control pairs.")
+    return redirect("studies:detail", slug=slug)

@@ -247,3 +247,38 @@ def test_the_command_needs_format_with_system(coref_study, tmp_path):
     gold.write_text(GOLD_CONLL)
     with pytest.raises(CommandError, match="--system and --format go together"):
         call_command("import_items", "coref", str(gold), "--system", str(gold))
+
+
+HOSTILE = [{"name": "x", "text": "<script>alert(1)</script> said <b>Ann</b>.",
+            "entities": [[[0, 25], [36, 39]]]}]
+
+
+def test_the_annotator_sees_both_annotations_with_numbered_chains_and_a_legend(
+        coref_study, alice_client):
+    conll_import(coref_study)
+    html = alice_client.get("/studies/coref/preview/").content.decode()
+    assert html.count('class="coref-view"') == 2
+    assert "Gold annotation" in html and "System annotation" in html
+    # gold chains 1 {Marie, her}, 2 {her brother, He}; the system's merged chain takes number 1
+    assert ('<span class="mention chain-1"><span class="bracket">[</span>Marie<span class="bracket">]'
+            '</span><sub class="chain-no">1</sub></span>') in html
+    assert "<strong class=\"chain-name\">Chain 2</strong>:" in html
+    assert "“Marie”, “her”, “He”" in html  # the system's legend
+
+
+def test_the_annotator_sees_only_the_system_annotation_when_the_gold_is_hidden(
+        coref_study, alice_client):
+    coref_study.show_gold = False
+    coref_study.save()
+    conll_import(coref_study)
+    html = alice_client.get("/studies/coref/preview/").content.decode()
+    assert html.count('class="coref-view"') == 1
+    assert "System annotation" in html and "Gold annotation" not in html
+
+
+def test_annotated_text_is_escaped(coref_study, alice_client):
+    rucoco_import(coref_study, HOSTILE, HOSTILE)
+    html = alice_client.get("/studies/coref/preview/").content.decode()
+    assert "<script>alert" not in html and "<b>Ann" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "“&lt;b&gt;Ann”" in html or "“&lt;script&gt;alert(1)&lt;/script&gt;”" in html

@@ -174,3 +174,14 @@ def test_the_command_generates_controls(pair_study, capsys):
     assert "Added 4 control pairs" in capsys.readouterr().out
     with pytest.raises(CommandError, match="between 1 and 1000"):
         call_command("generate_controls", "sim", "0")
+
+
+def test_the_study_page_adds_controls_and_redirects(pair_study, alice_client):
+    items_import(study=pair_study, data=pairs_csv(), filename="pairs.csv")
+    assert 'id="controls-form"' in alice_client.get("/studies/sim/").content.decode()
+    response = alice_client.post("/studies/sim/controls/", {"n": 3, "seed": 5})
+    assert response.status_code == 302 and response["Location"] == "/studies/sim/"
+    assert pair_study.items.filter(is_control=True).count() == 3
+    response = alice_client.post("/studies/sim/controls/", {"n": 500}, follow=True)
+    assert "only 12 combinations" in response.content.decode()  # 4 × 5 − 5 pairs − 3 controls
+    assert pair_study.items.filter(is_control=True).count() == 3
