@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from django.http import Http404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import api_view, permission_classes
 from rest_framework.permissions import IsAuthenticated
@@ -52,6 +54,8 @@ class AnalysisRunViewSet(OwnedStudyMixin, mixins.ListModelMixin, mixins.Retrieve
         return Response(AnalysisRunSerializer(run).data, status=status.HTTP_201_CREATED)
 
 
+@extend_schema(responses=OpenApiTypes.OBJECT,
+               description="The results document concord.results/1 (docs/results.schema.json).")
 @api_view(["GET"])
 @permission_classes([IsAuthenticated])
 def results(request, study_slug: str) -> Response:
