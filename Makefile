@@ -23,7 +23,7 @@ $(VENV)/.test-deps: requirements.txt requirements-dev.txt | $(BIN)/python
 run: $(VENV)/.run-deps
 	$(BIN)/python manage.py migrate --noinput -v0
 	$(BIN)/python manage.py collectstatic --noinput -v0
-	$(BIN)/python manage.py seed_demo
+	SITE_URL=http://$(HOST):$(PORT) $(BIN)/python manage.py seed_demo
 	@echo "Serving on http://$(HOST):$(PORT)/ with one Celery worker; Ctrl-C stops both."
 	@$(BIN)/celery -A config worker -P solo --loglevel warning & worker=$$!; \
 	trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
