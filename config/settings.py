@@ -239,6 +239,18 @@ CONCORD_MAX_UPLOAD_BYTES = envint("CONCORD_MAX_UPLOAD_BYTES", 10 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
+# --- Analyses and exports -------------------------------------------------------------------
+# Exact trust coefficients for at least this many annotators fan out over the workers as a Celery
+# chord of CONCORD_TRUST_CHUNKS subset chunks, merged exactly; smaller runs compute in one task.
+CONCORD_TRUST_FANOUT_MIN_K = envint("CONCORD_TRUST_FANOUT_MIN_K", 15)
+CONCORD_TRUST_CHUNKS = envint("CONCORD_TRUST_CHUNKS", 8)
+# Exports of studies with more responses than this run as background jobs (a file to download
+# when done); smaller ones stream straight to the browser.
+CONCORD_EXPORT_SYNC_MAX = envint("CONCORD_EXPORT_SYNC_MAX", 20_000)
+EXPORTS_DIR = VAR_DIR / "exports"
+# A queued run that no worker has picked up after this many seconds is reported as such.
+CONCORD_WORKER_WAIT_SECONDS = envint("CONCORD_WORKER_WAIT_SECONDS", 20)
+
 # --- Security -------------------------------------------------------------------------------
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
