@@ -122,6 +122,7 @@ def build_results(
         },
         "alpha": [], "trust": [], "duplicates": [], "metric_gaps": [], "item_gaps": [],
         "error_weights": [], "heuristics": [], "styles": [], "correlations": [], "noise": [],
+        "timing": _timing(data, names),
     }
     n_steps = len(views) + 2
     for step, view in enumerate(views):
@@ -211,6 +212,29 @@ def _trust(data, view, rows, items, s, names) -> dict[str, Any]:
     if result.reason:
         record["reason"] = result.reason
     return record
+
+
+TIMING_QUANTILES = (("min_s", 0.0), ("p05_s", 0.05), ("q1_s", 0.25), ("median_s", 0.5),
+                    ("q3_s", 0.75), ("p95_s", 0.95), ("max_s", 1.0))
+
+
+def _timing(data, names) -> list[dict[str, Any]]:
+    """Active time per answer (first presentations), in seconds: quantiles per annotator and pooled."""
+    seconds = data.duration_ms / 1000.0
+    known = ~np.isnan(seconds)
+    out = []
+    for label, mask in [("all", known)] + [(names[a], known & (data.annotator == a))
+                                           for a in range(data.n_annotators)]:
+        values = seconds[mask]
+        record: dict[str, Any] = {"annotator": label, "n": int(values.size)}
+        if values.size:
+            qs = np.quantile(values, [q for _, q in TIMING_QUANTILES])  # linear interpolation
+            record.update({name: float(v) for (name, _), v in zip(TIMING_QUANTILES, qs, strict=True)})
+        else:
+            record.update({name: None for name, _ in TIMING_QUANTILES},
+                          reason="no answer with a recorded active time")
+        out.append(record)
+    return out
 
 
 def _duplicates(data, view, names) -> list[dict[str, Any]]:
