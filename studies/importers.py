@@ -34,8 +34,13 @@ class ItemRow:
 
 
 def unneutralise(text: str) -> str:
-    """Undo the export's formula neutralisation: a `'` before = + - @ TAB CR NUL is removed."""
-    if len(text) >= 2 and text[0] == "'" and text[1] in FORMULA_STARTS:
+    """Undo the CSV export's formula neutralisation (`analysis.export_formats.neutralise`).
+
+    One `'` is removed from a text that starts with `'` and whose first character after its
+    leading quotes is = + - @ TAB CR NUL: `'=1+1` -> `=1+1`, `''=1` -> `'=1` (a text that really
+    started with a quote), `'hello` unchanged. The pair round-trips every string.
+    """
+    if text[:1] == "'" and text.lstrip("'")[:1] in FORMULA_STARTS:
         return text[1:]
     return text
 
@@ -73,10 +78,17 @@ def _decodes(data: bytes, encoding: str) -> bool:
     return True
 
 
+def is_jsonl(text: str, filename: str) -> bool:
+    """Tell JSONL from CSV/TSV by the file's suffix, else by a first `{`."""
+    suffix = PurePath(filename).suffix.lower()
+    return suffix in {".jsonl", ".ndjson"} or (
+        suffix not in {".csv", ".tsv", ".txt"} and text.lstrip().startswith("{"))
+
+
 def read_table(text: str, filename: str, errors: Collector) -> list[tuple[int, dict[str, str]]]:
     """Read CSV/TSV or JSONL into (line number, {column: text}) rows."""
     suffix = PurePath(filename).suffix.lower()
-    if suffix in {".jsonl", ".ndjson"} or (suffix not in {".csv", ".tsv", ".txt"} and text.lstrip().startswith("{")):
+    if is_jsonl(text, filename):
         return _read_jsonl(text, errors)
     return _read_csv(text, errors, delimiter="\t" if suffix == ".tsv" else None)
 
@@ -177,6 +189,8 @@ def parse_items(
     if text is None:
         errors.raise_if_any()
     table = read_table(text, filename, errors)
+    # Neutralisation is a CSV matter: JSON strings are taken exactly as written.
+    clean = (lambda raw: raw) if is_jsonl(text, filename) else unneutralise
     columns: list[str] = []
     for _, row in table:
         for name in row:
@@ -205,7 +219,7 @@ def parse_items(
     items: list[ItemRow] = []
     seen: dict[str, int] = {}
     for line, row in table:
-        item_id = row.get("id", "").strip()
+        item_id = clean(row.get("id", "").strip())
         if "id" in columns and not item_id:
             errors.add("empty id", line=line, column="id")
         elif item_id in seen:
@@ -215,7 +229,7 @@ def parse_items(
         seen.setdefault(item_id, line)
         item = ItemRow(line=line, external_id=item_id)
         for name in TEXT_COLUMNS:
-            setattr(item, name, unneutralise(row.get(name, "")))
+            setattr(item, name, clean(row.get(name, "")))
         for name in needed:
             if name in columns and not getattr(item, name).strip() and display != "coref":
                 errors.add(f"empty {name}", line=line, column=name)
@@ -234,7 +248,7 @@ def parse_items(
                 if value is not None:
                     item.features[name.split(":", 1)[1].strip()] = value
             elif name.startswith("meta:") and raw.strip() != "":
-                item.meta[name.split(":", 1)[1].strip()] = unneutralise(raw)
+                item.meta[name.split(":", 1)[1].strip()] = clean(raw)
         items.append(item)
     errors.raise_if_any()
     return items
