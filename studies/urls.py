@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 
 from annotation import import_views
 
@@ -23,4 +23,5 @@ urlpatterns = [
          name="responses_import_cancel"),
     path("<slug:slug>/participants/pseudonyms.csv", import_views.pseudonyms_download,
          name="pseudonyms"),
+    path("<slug:slug>/exports/", include("analysis.export_urls")),
 ]
