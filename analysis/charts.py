@@ -181,8 +181,53 @@ def _spec(title: str, description: str, values: list[dict], **body: Any) -> dict
 
 def _chart(name: str, section: str, title: str, description: str, values: list[dict],
            **body: Any) -> Chart:
-    return Chart(name=name, section=section, title=title, description=description,
-                 spec=_spec(title, description, values, **body))
+    if body.get("width") == "container":  # fill the width (the height is fixed: no fit-y)
+        body["autosize"] = {"type": "fit-x", "contains": "padding"}
+    spec = _spec(title, description, values, **body)
+    _prune(spec, values)
+    return Chart(name=name, section=section, title=title, description=description, spec=spec)
+
+
+def _holds(predicate: Mapping[str, Any], row: Mapping[str, Any]) -> bool | None:
+    """Evaluate the field predicates the specs use (None: not one of them)."""
+    if "not" in predicate:
+        inner = _holds(predicate["not"], row)
+        return None if inner is None else not inner
+    if predicate.get("valid") is True:
+        return _num(row.get(predicate["field"])) is not None or isinstance(
+            row.get(predicate["field"]), (str, bool))
+    if "equal" in predicate:
+        return row.get(predicate["field"]) == predicate["equal"]
+    return None
+
+
+def _draws_nothing(layer: Mapping[str, Any], rows: list[dict]) -> bool:
+    """True when the layer's filters leave none of the inline rows (so it would draw nothing)."""
+    if "data" in layer:
+        return False
+    filters = []
+    for step in layer.get("transform", []):
+        if "filter" not in step:
+            return False  # fold, lookup...: not evaluated here
+        filters.append(step["filter"])
+    results = [[_holds(f, row) for f in filters] for row in rows]
+    if any(r is None for result in results for r in result):
+        return False
+    return not any(all(result) for result in results)
+
+
+def _prune(node: Any, rows: list[dict]) -> None:
+    """Drop the layers that would draw nothing: Vega warns on the extent of an empty field."""
+    if not isinstance(node, dict):
+        return
+    layers = node.get("layer")
+    if isinstance(layers, list):
+        kept = [layer for layer in layers if not _draws_nothing(layer, rows)]
+        node["layer"] = kept or layers[:1]
+    for key in ("layer", "hconcat", "vconcat", "concat"):
+        for child in node.get(key) or []:
+            _prune(child, rows)
+    _prune(node.get("spec"), rows)
 
 
 def _valid(field: str) -> dict[str, Any]:
@@ -259,13 +304,16 @@ def _trust(ctx: _Context) -> Chart | None:
     order = [r["annotator"] for r in sorted(
         rows, key=lambda r: (r["coefficient"] is None, -(r["coefficient"] or 0.0)))]
     level = _text(record.get("level")) or ctx.level
-    named = sorted(outliers & set(names), key=order.index)
-    who = ", ".join(named) if named else "none"
+    named = [r["annotator"] for r in rows if r["outlier"]]
+    who = ", ".join(sorted(named, key=order.index)) if named else "none"
     description = (
         f"Trust coefficient of each annotator on the {ctx.scale} scale (all items, {level} "
         f"alpha), sorted from most to least trusted; the most trusted annotator has 1. "
         f"Annotators at or left of the dashed line at {_fmt(threshold)} are outliers, drawn in "
         f"red and named: {who}.")
+    if all(r["coefficient"] is None for r in rows):
+        description = (f"Trust coefficients were not computed on the {ctx.scale} scale "
+                       f"({level} alpha): {reason}.")
     y = {"field": "annotator", "type": "nominal", "sort": order, "title": "annotator"}
     tooltip = [_tip("annotator"), _qtip("coefficient", "trust coefficient"), _tip("status")]
     layers = [
@@ -286,12 +334,14 @@ def _trust(ctx: _Context) -> Chart | None:
         {"data": {"values": [{"threshold": threshold,
                               "label": f"outlier line {_fmt(threshold)}"}]},
          "mark": {"type": "rule", "strokeDash": [5, 4], "color": DARK},
-         "encoding": {"x": {"field": "threshold", "type": "quantitative"},
+         "encoding": {"x": {"field": "threshold", "type": "quantitative",
+                            **({} if any(r["coefficient"] is not None for r in rows)
+                               else {"scale": {"domain": [0, 1]}})},
                       "tooltip": [_tip("label", "line")]}},
         _na_text(y, "coefficient", "not computed", tooltip=[_tip("annotator"), _tip("reason", "why")]),
     ]
     return _chart("trust", "trust", f"Trust coefficients ({ctx.scale} scale)", description, rows,
-                  width="container", height={"step": 22}, layer=layers)
+                  width="container", height=22 * len(order), layer=layers)
 
 
 # --- alpha ----------------------------------------------------------------------------------
@@ -363,7 +413,7 @@ def _alpha(ctx: _Context) -> Chart | None:
         f"outliers (shape); the horizontal bar is the 95% bootstrap interval. The {ctx.level} "
         f"row is the analysis level; n/a marks an alpha that cannot be computed (hover for why).")
     return _chart("alpha", "alpha", f"Krippendorff's alpha ({ctx.scale} scale)", description,
-                  rows, width="container", height={"step": 15, "for": "offset"},
+                  rows, width="container", height=len(level_order) * (15 * len(variants) + 12),
                   layer=layers)
 
 
@@ -496,7 +546,7 @@ def _timing(ctx: _Context) -> Chart | None:
         f"the thick tick is the median, the whiskers reach the 5th and 95th percentiles and the "
         f"grey dots are the fastest and slowest answers.{reference}")
     return _chart("timing", "timing", "Active time per answer", description, rows,
-                  width="container", height={"step": 22}, layer=layers)
+                  width="container", height=22 * len(order), layer=layers)
 
 
 # --- heuristics -----------------------------------------------------------------------------
