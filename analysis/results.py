@@ -23,7 +23,7 @@ from analysis.stats.heuristics import annotator_styles, run_heuristics
 from analysis.stats.noise import noise_model
 from analysis.stats.scales import LEVELS, reduce_values
 from analysis.stats.simple import simple_items_long
-from analysis.stats.trust import trust_coefficients
+from analysis.stats.trust import TrustResult, trust_coefficients
 from analysis.stats.weights import error_weights
 
 SCHEMA = "concord.results/1"
@@ -42,6 +42,7 @@ DEFAULTS: dict[str, Any] = {
     "noise_max_gamma": 0.05,
 }
 Progress = Callable[[int, str], None]
+TrustKey = tuple[str, str]  # (scale, items): ("raw", "all"), ("gravity", "simple"), …
 
 
 @dataclass(frozen=True)
@@ -96,14 +97,16 @@ def build_results(
     settings: Mapping[str, Any],
     study: Mapping[str, Any],
     progress: Progress = lambda pct, msg: None,
+    trust_results: Mapping[TrustKey, TrustResult] | None = None,
 ) -> dict[str, Any]:
-    """Run every analysis and return the results document (a JSON-safe dict)."""
+    """Run every analysis and return the results document (a JSON-safe dict).
+
+    ``trust_results`` supplies already computed trust coefficients per ``(scale, items)`` (the
+    merged chunks of a fanned-out run, see ``trust_inputs``); any key not given is computed here.
+    """
     s = {**DEFAULTS, **settings}
     names = data.annotators
-    views = scale_views(data, scale_values, reductions)
-    raw = views[0]
-    simple = simple_items_long(_long(data, raw.values), threshold=int(s["simple_threshold"]))
-    simple_rows = simple[data.item] if data.item.size else np.zeros(0, bool)
+    views, simple, simple_rows = _views_and_simple(data, scale_values, reductions, s)
     doc: dict[str, Any] = {
         "schema": SCHEMA,
         "study": dict(study),
@@ -128,7 +131,8 @@ def build_results(
     for step, view in enumerate(views):
         progress(5 + int(80 * step / n_steps), f"agreement on the {view.name} scale")
         for items, rows in (("all", None), ("simple", simple_rows)):
-            doc["trust"].append(_trust(data, view, rows, items, s, names))
+            given = (trust_results or {}).get((view.name, items))
+            doc["trust"].append(_trust(data, view, rows, items, s, names, given))
             outliers = [names.index(a) for a in doc["trust"][-1]["outliers"]]
             for level in LEVELS:
                 doc["alpha"].append(_alpha(data, view, rows, items, level, [], s, names))
@@ -185,23 +189,86 @@ def _alpha(data, view, rows, items, level, without, s, names) -> dict[str, Any]:
     return record
 
 
-def _trust(data, view, rows, items, s, names) -> dict[str, Any]:
-    record: dict[str, Any] = {"scale": view.name, "items": items, "level": s["level"],
-                              "variant": s["trust_variant"]}
+def _views_and_simple(data, scale_values, reductions, s):
+    views = scale_views(data, scale_values, reductions)
+    simple = simple_items_long(_long(data, views[0].values), threshold=int(s["simple_threshold"]))
+    simple_rows = simple[data.item] if data.item.size else np.zeros(0, bool)
+    return views, simple, simple_rows
+
+
+@dataclass(frozen=True)
+class TrustInput:
+    """What one trust computation of the document takes: the ratings of the annotators present.
+
+    ``ratings`` is ``(k present annotators × items)`` (nan = not rated), ``None`` when trust is
+    not computed at all (more than ``trust_max_annotators``); ``present`` maps its rows to
+    annotator indices of ``StudyData``.
+    """
+
+    scale: str
+    items: str
+    level: str
+    domain: tuple[float, ...]
+    present: np.ndarray
+    ratings: np.ndarray | None
+
+    @property
+    def key(self) -> str:
+        return f"{self.scale}:{self.items}"
+
+    @property
+    def k(self) -> int:
+        return 0 if self.ratings is None else int(self.ratings.shape[0])
+
+
+def _trust_input(data, view, rows, items, s) -> TrustInput:
     keep = np.ones(data.item.size, bool) if rows is None else rows
     present = np.unique(data.annotator[keep & ~np.isnan(view.values)])
     if data.n_annotators > int(s["trust_max_annotators"]):
+        return TrustInput(view.name, items, s["level"], view.domain, present, None)
+    dense = np.full((data.n_annotators, data.n_items), np.nan)
+    dense[data.annotator[keep], data.item[keep]] = view.values[keep]
+    # Annotators without any answer here cannot be scored; they are left out of the subsets.
+    return TrustInput(view.name, items, s["level"], view.domain, present, dense[present])
+
+
+def trust_inputs(
+    data: StudyData,
+    *,
+    scale_values: Sequence[float],
+    reductions: Mapping[str, Mapping],
+    settings: Mapping[str, Any],
+) -> list[TrustInput]:
+    """Return the inputs of every trust computation ``build_results`` makes, in document order.
+
+    A fanned-out run computes some of them in chunks on other workers (``trust_chunk``) and hands
+    the merged results back to ``build_results(trust_results=…)``; both sides call this, so they
+    agree on the ratings (and their fingerprint) exactly.
+    """
+    s = {**DEFAULTS, **settings}
+    views, _, simple_rows = _views_and_simple(data, scale_values, reductions, s)
+    return [_trust_input(data, view, rows, items, s)
+            for view in views for items, rows in (("all", None), ("simple", simple_rows))]
+
+
+def _trust(data, view, rows, items, s, names, given: TrustResult | None = None) -> dict[str, Any]:
+    record: dict[str, Any] = {"scale": view.name, "items": items, "level": s["level"],
+                              "variant": s["trust_variant"]}
+    inp = _trust_input(data, view, rows, items, s)
+    if inp.ratings is None:
         record.update(method=None, n_subsets=0, coefficients={a: None for a in names}, outliers=[],
                       reason=f"more than {s['trust_max_annotators']} annotators "
                              "(setting trust_max_annotators)")
         return record
-    dense = np.full((data.n_annotators, data.n_items), np.nan)
-    dense[data.annotator[keep], data.item[keep]] = view.values[keep]
-    # Annotators without any answer here cannot be scored; they are left out of the subsets.
-    result = trust_coefficients(dense[present], level=s["level"], domain=view.domain,
-                                variant=s["trust_variant"], max_exact=int(s["trust_max_exact"]),
-                                n_samples=int(s["trust_samples"]),
-                                rng=np.random.default_rng(int(s["seed"])))
+    present = inp.present
+    if given is not None and len(given.coefficients) == inp.k:
+        result = given
+    else:
+        result = trust_coefficients(inp.ratings, level=s["level"], domain=view.domain,
+                                    variant=s["trust_variant"],
+                                    max_exact=int(s["trust_max_exact"]),
+                                    n_samples=int(s["trust_samples"]),
+                                    rng=np.random.default_rng(int(s["seed"])))
     coefficients = {a: None for a in names}
     for j, value in zip(present, result.coefficients, strict=True):
         coefficients[names[j]] = value
