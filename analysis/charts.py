@@ -761,7 +761,7 @@ def _gaps_scatter(ctx: _Context) -> Chart | None:
         f"metric rates higher than the humans, points below lower. The three largest gaps per "
         f"metric are red and named.")
     return _chart("gaps-scatter", "gaps", f"Metric vs human per item ({ctx.scale} scale)",
-                  description, rows, concat=panels, columns=3)
+                  description, rows, concat=panels, columns=4)
 
 
 def _gaps_mean(ctx: _Context) -> Chart | None:
