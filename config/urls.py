@@ -23,6 +23,7 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("studies/", include("studies.urls")),
+    path("studies/<slug:slug>/results/", include("analysis.urls")),
     path("", include("annotation.urls")),
     path("api/studies/<slug:study_slug>/results/", results, name="results"),
     path("api/", include(router.urls)),

@@ -1,0 +1,214 @@
+"""The results dashboard: sections from the stored document, run control, downloads, scoping."""
+
+import csv
+import io
+import json
+import re
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+
+from analysis.charts import build_charts
+from analysis.models import AnalysisRun
+from analysis.services import analysis_run_create, analysis_run_execute
+from annotation.selectors import participant_pseudonyms
+from studies.demo import demo_seed
+
+pytestmark = pytest.mark.django_db
+
+# session, user, study, recent runs, latest finished run (with its document), participant counts
+DASHBOARD_QUERIES = 6
+
+
+@pytest.fixture
+def demos():
+    _, created = demo_seed()
+    return {d.study.slug: d for d in created}
+
+
+@pytest.fixture
+def owner_client(demos):
+    client = Client()
+    client.force_login(demos["demo-coref"].study.owner)
+    return client
+
+
+def finished_run(study, **overrides) -> AnalysisRun:
+    run = analysis_run_create(study=study, enqueue=False, overrides=overrides)
+    return analysis_run_execute(run_id=run.pk)
+
+
+def url(view, study, **kwargs):
+    return reverse(f"analysis:{view}", kwargs={"slug": study.slug, **kwargs})
+
+
+def planted(demo, behaviour) -> str:
+    names = participant_pseudonyms(study_id=demo.study.pk)
+    (pk,) = [pk for pk, b in demo.behaviours.items() if b == behaviour]
+    return names[pk]
+
+
+def test_before_any_run_it_offers_the_run_form(owner_client, demos):
+    study = demos["demo-coref"].study
+    html = owner_client.get(url("dashboard", study)).content.decode()
+    assert "No finished analysis yet" in html
+    assert 'id="run-form"' in html and "csrfmiddlewaretoken" in html
+
+
+def test_it_shows_every_section_of_the_stored_results(owner_client, demos):
+    demo = demos["demo-coref"]
+    run = finished_run(demo.study)
+    response = owner_client.get(url("dashboard", demo.study))
+    html = response.content.decode()
+    assert response.status_code == 200
+    for anchor in ("overview", "agreement", "trust", "duplicates", "timing", "heuristics",
+                   "correlations", "gaps", "weights", "noise", "exports"):
+        assert f'id="{anchor}"' in html, anchor
+    # the planted random clicker is the named outlier; four scales each get an alpha table
+    outliers = re.search(r'id="trust-outliers">([^<]*)<', html).group(1)
+    assert outliers == planted(demo, "random")
+    assert len(re.findall(r'<table class="table alpha"', html)) == 4
+    # every chart of the document is on the page with its spec as a JSON data block
+    charts = build_charts(run.results, scale="raw", level=run.settings["level"])
+    assert charts, "the demo document yields charts"
+    for chart in charts:
+        assert f'data-chart-spec="spec-{chart.name}"' in html
+        block = re.search(rf'<script id="spec-{re.escape(chart.name)}" type="application/json">'
+                          r"(.*?)</script>", html, re.S)
+        assert json.loads(block.group(1)) == chart.spec
+    # no inline script: every <script> has a src or is a JSON data block
+    for tag in re.findall(r"<script[^>]*>", html):
+        assert "src=" in tag or 'type="application/json"' in tag, tag
+    assert "style=" not in html
+
+
+def test_the_per_annotator_sections_follow_the_chosen_scale(owner_client, demos):
+    study = demos["demo-coref"].study
+    run = finished_run(study)
+    html = owner_client.get(url("dashboard", study) + "?scale=gravity").content.decode()
+    assert 'value="gravity" selected' in html
+    trust = next(t for t in run.results["trust"] if t["scale"] == "gravity" and t["items"] == "all")
+    table = html[html.index('id="trust-table"'):html.index("</table>", html.index('id="trust-table"'))]
+    shown = re.findall(r'<th scope="row">(A\d+)', table)
+    assert set(shown) == set(trust["coefficients"])
+    # an unknown scale falls back to raw rather than failing
+    assert owner_client.get(url("dashboard", study) + "?scale=nope").status_code == 200
+
+
+def test_the_query_count_does_not_grow_with_the_study(owner_client, demos, django_assert_num_queries):
+    small, large = demos["demo-coref"].study, demos["demo-similarity"].study
+    sizes = [len(finished_run(s).results["item_gaps"]) for s in (small, large)]
+    assert sizes[1] > 2 * sizes[0]  # the similarity demo's document is far larger
+    for study in (small, large):
+        with django_assert_num_queries(DASHBOARD_QUERIES):
+            assert owner_client.get(url("dashboard", study)).status_code == 200
+
+
+def test_starting_a_run_from_the_form_queues_it_after_commit(
+        owner_client, demos, django_capture_on_commit_callbacks):
+    study = demos["demo-coref"].study
+    with django_capture_on_commit_callbacks() as callbacks:
+        response = owner_client.post(url("run_start", study), {
+            "level": "interval", "trust_variant": "notebook", "simple_threshold": 2})
+    assert response.status_code == 302 and response["Location"].endswith("#run")
+    assert len(callbacks) == 1
+    run = AnalysisRun.objects.get(study=study)
+    assert (run.status, run.settings["level"], run.settings["trust_variant"],
+            run.settings["simple_threshold"]) == ("queued", "interval", "notebook", 2)
+    html = owner_client.get(url("dashboard", study)).content.decode()
+    assert f'data-status-url="{url("run_status", study, run_id=run.pk)}"' in html
+    state = owner_client.get(url("run_status", study, run_id=run.pk)).json()
+    assert state["status"] == "queued" and state["stalled"] is False
+    analysis_run_execute(run_id=run.pk)
+    state = owner_client.get(url("run_status", study, run_id=run.pk)).json()
+    assert (state["status"], state["progress"]) == ("done", 100)
+    html = owner_client.get(url("dashboard", study)).content.decode()
+    assert 'id="run-progress"' not in html
+    assert '<option value="interval" selected>' in html  # the form starts from the shown run
+
+
+def test_a_run_no_worker_picks_up_is_reported_plainly(owner_client, demos, settings):
+    settings.CONCORD_WORKER_WAIT_SECONDS = 20
+    study = demos["demo-coref"].study
+    run = analysis_run_create(study=study, enqueue=False)
+    AnalysisRun.objects.filter(pk=run.pk).update(created_at=timezone.now() - timedelta(seconds=25))
+    state = owner_client.get(url("run_status", study, run_id=run.pk)).json()
+    assert state["stalled"] is True and "No worker has picked this run up" in state["stalled_message"]
+    html = owner_client.get(url("dashboard", study)).content.decode()
+    alert = re.search(r'<p class="run-alert error" role="alert"( hidden)?>([^<]*)<', html)
+    assert alert.group(1) is None and "celery -A config worker" in alert.group(2)
+
+
+def test_a_bad_setting_starts_nothing(owner_client, demos):
+    study = demos["demo-coref"].study
+    response = owner_client.post(url("run_start", study), {
+        "level": "fancy", "trust_variant": "paper", "simple_threshold": 0}, follow=True)
+    assert AnalysisRun.objects.filter(study=study).count() == 0
+    html = response.content.decode()
+    assert "The run was not started" in html and "Level of measurement" in html
+
+
+def test_each_chart_downloads_as_spec_and_data(owner_client, demos):
+    study = demos["demo-coref"].study
+    run = finished_run(study)
+    charts = build_charts(run.results, scale="raw", level=run.settings["level"])
+    for chart in charts:
+        spec = owner_client.get(url("chart_spec", study, name=chart.name))
+        assert spec["Content-Disposition"].startswith("attachment")
+        assert json.loads(spec.content) == chart.spec
+        data = owner_client.get(url("chart_data", study, name=chart.name, fmt="json")).json()
+        assert data == chart.spec["data"]["values"] if "values" in chart.spec.get("data", {}) else True
+        rows = list(csv.reader(io.StringIO(
+            owner_client.get(url("chart_data", study, name=chart.name, fmt="csv")).content.decode())))
+        assert len(rows) == len(data) + 1
+    assert owner_client.get(url("chart_data", study, name=charts[0].name, fmt="xlsx")).status_code == 404
+    assert owner_client.get(url("chart_spec", study, name="no-such-chart")).status_code == 404
+
+
+def test_chart_data_csv_neutralises_formulas(owner_client, demos):
+    study = demos["demo-coref"].study
+    run = finished_run(study)
+    # an annotator pseudonym cannot carry a formula, but an item id can: forge one into the stored
+    # document the way an imported item id would arrive, and download the gap scatter's data
+    document = run.results
+    for record in document["item_gaps"]:
+        record["item"] = "=HYPERLINK(\"http://x\",\"y\")"
+    AnalysisRun.objects.filter(pk=run.pk).update(results=document)
+    charts = [c for c in build_charts(document, scale="raw", level=run.settings["level"])
+              if any(isinstance(v, dict) and str(v.get("item", "")).startswith("=")
+                     for v in c.spec.get("data", {}).get("values", []))]
+    assert charts, "a chart draws item ids"
+    body = owner_client.get(url("chart_data", study, name=charts[0].name, fmt="csv")).content.decode()
+    cells = [cell for row in csv.reader(io.StringIO(body)) for cell in row]
+    assert "'=HYPERLINK(\"http://x\",\"y\")" in cells
+    assert not any(cell.startswith("=") for cell in cells)
+
+
+@pytest.mark.parametrize("view, kwargs, method", [
+    ("dashboard", {}, "get"),
+    ("run_start", {}, "post"),
+    ("run_status", {"run_id": 0}, "get"),
+    ("chart_spec", {"name": "trust"}, "get"),
+    ("chart_data", {"name": "trust", "fmt": "csv"}, "get"),
+])
+def test_another_researcher_gets_404_everywhere(demos, bob, view, kwargs, method):
+    study = demos["demo-coref"].study
+    run = finished_run(study)
+    if "run_id" in kwargs:
+        kwargs = {"run_id": run.pk}
+    client = Client()
+    client.force_login(bob)
+    response = getattr(client, method)(url(view, study, **kwargs),
+                                       {"level": "ordinal", "trust_variant": "paper",
+                                        "simple_threshold": 3} if method == "post" else None)
+    assert response.status_code == 404
+    assert AnalysisRun.objects.filter(study=study).count() == 1
+
+
+def test_it_needs_a_login(demos):
+    study = demos["demo-coref"].study
+    response = Client().get(url("dashboard", study))
+    assert response.status_code == 302 and "/accounts/login/" in response["Location"]
