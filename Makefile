@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test test-fast lint messages bench clean
+.PHONY: run test test-fast lint messages bench vendor clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,10 @@ messages: $(VENV)/.run-deps
 bench: $(VENV)/.test-deps
 	$(BIN)/python -m bench.trust
 	$(BIN)/python -m bench.crowd
+
+## vendor: regenerate static/vendor/vega/ from frontend/package-lock.json (needs Node and npm)
+vendor:
+	cd frontend && npm ci --no-audit --no-fund && npm run build
 
 clean:
 	rm -rf var .pytest_cache .hypothesis
