@@ -1,0 +1,903 @@
+"""Load-test answer submission and the next-item page on gunicorn + PostgreSQL (PRODUCT.md).
+
+Run from the repository root::
+
+    python -m bench.load [--seconds N] [--concurrency 50] [--pages-concurrency 10]
+                         [--database-url postgres://postgres@127.0.0.1:5432/concord_bench]
+                         [--workers W] [--threads T] [--warmup S] [--keep-database]
+
+What it does, start to finish (nothing is left running, and it refuses to run without PostgreSQL
+rather than fall back to SQLite):
+
+1. drops and creates its own throwaway database (the name must contain ``bench``), migrates it,
+   collects the static files into ``var/bench`` and, through the services, creates a study on the
+   0–7 scale with enough items for every annotator to keep answering for the whole phase (with
+   duplicated presentations), opens it and invites ``--concurrency`` participants;
+2. starts gunicorn (gthread, as in production, ``DEBUG`` off) on a free loopback port;
+3. walks every annotator through the real pages (consent GET + POST with the CSRF token,
+   instructions, first item page), keeping cookies as a browser does;
+4. phase 1, ``--concurrency`` annotators post answers the way ``static/js/questionnaire.js`` does
+   (JSON, ``X-CSRFToken`` from the form, the page's cookies, a client-generated id), back to back
+   (no think time): 10 % of answers are re-sent with the same client id after their
+   acknowledgement (the acknowledgement was lost), 5 % are sent twice at once on two connections
+   (double submit racing itself) and 2 % are answered again with a new client id (a second tab);
+5. checks in PostgreSQL that the stored rows are exactly the acknowledged (annotator, item,
+   presentation) triples — none lost, none twice, values and client ids as acknowledged, the
+   participants' counters equal to their rows — and that ``synchronous_commit`` and ``fsync`` are
+   on for the app's connections;
+6. phase 2, ``--pages-concurrency`` of those annotators (part-way through their assignment) load
+   their next-item page back to back;
+7. stops gunicorn and drops the database, prints the figures against the targets and the peers'
+   figures, and LAST one line of JSON. Exit status 0 when every target and check is met, 1 when
+   a target or a check is missed, 2 when the run could not be set up.
+
+The load generator is this process: an asyncio client speaking HTTP/1.1 over raw keep-alive
+sockets (no HTTP library), so it costs a small share of one core. It shares the machine's cores
+with gunicorn and PostgreSQL; the CPU each of them used during the measured window is printed,
+read from /proc, so the figures can be judged for what they are: a single 2-core box running
+client, app server and database together. Every request goes to 127.0.0.1 and each phase stops by
+itself after ``--warmup + --seconds`` seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+VAR_DIR = ROOT / "var" / "bench"
+HOST = "127.0.0.1"
+DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/concord_bench"
+# Databases other engineers and the test suite use: never dropped, whatever --database-url says.
+FORBIDDEN_DATABASES = {"concord", "test_concord", "concord_h1", "concord_h2", "concord_h3",
+                       "postgres", "template0", "template1", "test", "root"}
+MAX_SECONDS = 25  # per phase, so both phases with their warm-ups stay under a minute of load
+
+TARGETS = {"answers_per_s": 600.0, "answer_p99_ms": 250.0, "pages_per_s": 150.0}
+PEERS = [  # PRODUCT.md "Non-functional targets", measured on the same kind of machine
+    ("Potato", "answers/s (1 core)", "260-300", 280.0),
+    ("Potato", "pages/s", "53", 53.0),
+    ("Label Studio", "answers/s", "25", 25.0),
+]
+
+P_RESEND = 0.10    # re-sent with the same client id after the acknowledgement (ack lost)
+P_INFLIGHT = 0.05  # sent twice at once on two connections (duplicate POSTs in flight)
+P_NEW_ID = 0.02    # answered again with a new client id (a second tab, a double click)
+REQUEST_TIMEOUT = 15.0
+SCALE_VALUES = list(range(8))  # likert-0-7-coref
+DUPLICATES = 10
+
+
+# --- A minimal HTTP/1.1 keep-alive client ----------------------------------------------------
+
+
+class HttpError(Exception):
+    pass
+
+
+class Connection:
+    """One keep-alive HTTP/1.1 connection to the server; reconnects when the server closes it."""
+
+    def __init__(self, host: str, port: int):
+        self.host, self.port = host, port
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def _open(self) -> None:
+        self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+        self.reader = self.writer = None
+
+    async def request(self, head: bytes, body: bytes = b"") -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+        """Send one request (`head` ends with the blank line) and read the whole response."""
+        for attempt in (1, 2):
+            if self.writer is None:
+                await self._open()
+            assert self.reader is not None and self.writer is not None
+            try:
+                self.writer.write(head + body)
+                raw = await self.reader.readuntil(b"\r\n\r\n")
+            except (ConnectionError, asyncio.IncompleteReadError):
+                # A keep-alive connection the server closed while idle: reconnect once.
+                self.close()
+                if attempt == 2:
+                    raise
+                continue
+            lines = raw[:-4].split(b"\r\n")
+            status = int(lines[0].split(b" ", 2)[1])
+            headers = []
+            length, chunked, close = None, False, False
+            for line in lines[1:]:
+                name, _, value = line.partition(b":")
+                name, value = name.strip().lower(), value.strip()
+                headers.append((name, value))
+                if name == b"content-length":
+                    length = int(value)
+                elif name == b"transfer-encoding" and b"chunked" in value.lower():
+                    chunked = True
+                elif name == b"connection" and value.lower() == b"close":
+                    close = True
+            if chunked:
+                parts = []
+                while True:
+                    size = int((await self.reader.readuntil(b"\r\n"))[:-2].split(b";")[0], 16)
+                    if size == 0:
+                        await self.reader.readuntil(b"\r\n")
+                        break
+                    parts.append((await self.reader.readexactly(size + 2))[:-2])
+                data = b"".join(parts)
+            elif length is not None:
+                data = await self.reader.readexactly(length)
+            else:
+                data = await self.reader.read()
+                close = True
+            if close:
+                self.close()
+            return status, headers, data
+        raise HttpError("unreachable")
+
+
+@dataclass
+class Annotator:
+    """A browser: one participant's link, its cookies and the page's CSRF token."""
+
+    index: int
+    token: str
+    assigned: int
+    base: str
+    cookies: dict[str, str] = field(default_factory=dict)
+    csrf: str = ""
+    position: int = 0
+    ran_out: bool = False
+    rng: random.Random = field(default_factory=random.Random)
+
+    def cookie_header(self) -> bytes:
+        if not self.cookies:
+            return b""
+        return ("Cookie: " + "; ".join(f"{k}={v}" for k, v in self.cookies.items()) + "\r\n").encode()
+
+    def keep_cookies(self, headers: list[tuple[bytes, bytes]]) -> None:
+        for name, value in headers:
+            if name == b"set-cookie":
+                pair = value.decode().split(";", 1)[0]
+                key, _, val = pair.partition("=")
+                self.cookies[key.strip()] = val.strip()
+
+    def head(self, method: str, path: str, *, extra: str = "", length: int | None = None) -> bytes:
+        text = (f"{method} {path} HTTP/1.1\r\nHost: {self.base}\r\n"
+                "User-Agent: concord-bench-load/1\r\nAccept-Language: en\r\n" + extra)
+        if length is not None:
+            text += f"Content-Length: {length}\r\n"
+        return text.encode() + self.cookie_header() + b"\r\n"
+
+
+CSRF_RE = re.compile(rb'name="csrfmiddlewaretoken" value="([^"]+)"')
+POSITION_RE = re.compile(rb'name="position" value="(\d+)"')
+
+
+async def open_session(ann: Annotator, conn: Connection) -> None:
+    """Consent and reach the first item page as a browser does, keeping its cookies."""
+    base = f"/a/{ann.token}"
+    status, headers, body = await conn.request(ann.head("GET", f"{base}/"))
+    ann.keep_cookies(headers)
+    match = CSRF_RE.search(body)
+    if status != 200 or not match:
+        raise HttpError(f"consent page: HTTP {status}")
+    form = b"csrfmiddlewaretoken=" + match.group(1)
+    status, headers, _ = await conn.request(
+        ann.head("POST", f"{base}/", length=len(form), extra=(
+            "Content-Type: application/x-www-form-urlencoded\r\n"
+            f"Origin: http://{ann.base}\r\nReferer: http://{ann.base}{base}/\r\n")), form)
+    ann.keep_cookies(headers)
+    if status != 302:
+        raise HttpError(f"consent POST: HTTP {status}")
+    for path in (f"{base}/instructions/", f"{base}/next/"):
+        status, headers, body = await conn.request(ann.head("GET", path))
+        ann.keep_cookies(headers)
+        if status != 200:
+            raise HttpError(f"{path}: HTTP {status}")
+    csrf, position = CSRF_RE.search(body), POSITION_RE.search(body)
+    if not csrf or not position:
+        raise HttpError("the item page has no answer form")
+    ann.csrf, ann.position = csrf.group(1).decode(), int(position.group(1))
+
+
+# --- Phase 1: answers ------------------------------------------------------------------------
+
+
+@dataclass
+class AnswerLog:
+    """Every POST's end time and latency, and what the server acknowledged per presentation."""
+
+    ends: list[float] = field(default_factory=list)
+    latencies: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    # (annotator index, position) -> {"client_ids": acknowledged ids, "created": [ids whose
+    # reply said created], "first_ack": time of the first acknowledgement}
+    acked: dict[tuple[int, int], dict] = field(default_factory=dict)
+    sends: dict[str, int] = field(default_factory=lambda: {
+        "first": 0, "resent": 0, "in_flight_pairs": 0, "new_id": 0, "after_error": 0})
+
+
+def answer_payload(ann: Annotator, position: int, client_id: str, value: int) -> bytes:
+    """The body questionnaire.js sends: the value as the radio's string, timing and events."""
+    active = ann.rng.randint(800, 9000)
+    return json.dumps({
+        "position": position,
+        "client_id": client_id,
+        "value": str(value),
+        "active_ms": active,
+        "events": [["shown", 0], [f"select:{value}", active - 150], ["answer", active]],
+    }, separators=(",", ":")).encode()
+
+
+async def post_answer(ann: Annotator, conn: Connection, position: int, client_id: str,
+                      body: bytes, log: AnswerLog) -> bool:
+    """POST one answer; record latency and acknowledgement; True when acknowledged."""
+    head = ann.head("POST", f"/a/{ann.token}/answer/", length=len(body), extra=(
+        "Content-Type: application/json\r\nAccept: application/json\r\n"
+        f"X-CSRFToken: {ann.csrf}\r\nOrigin: http://{ann.base}\r\n"
+        f"Referer: http://{ann.base}/a/{ann.token}/next/\r\n"))
+    start = time.perf_counter()
+    try:
+        status, _, data = await asyncio.wait_for(conn.request(head, body), REQUEST_TIMEOUT)
+    except (TimeoutError, OSError, asyncio.IncompleteReadError, HttpError, ValueError) as exc:
+        conn.close()
+        log.errors.append(f"{type(exc).__name__}: {exc}"[:200])
+        return False
+    end = time.perf_counter()
+    log.ends.append(end)
+    log.latencies.append(end - start)
+    try:
+        reply = json.loads(data) if status == 200 else None
+    except ValueError:
+        reply = None
+    if not reply or not reply.get("stored"):
+        log.errors.append(f"HTTP {status}: {data[:160]!r}")
+        return False
+    entry = log.acked.setdefault((ann.index, position),
+                                 {"client_ids": set(), "created": [], "first_ack": end})
+    entry["client_ids"].add(client_id)
+    if reply.get("created"):
+        entry["created"].append(client_id)
+    return True
+
+
+async def annotate(ann: Annotator, conns: tuple[Connection, Connection], stop_at: float,
+                   log: AnswerLog) -> None:
+    """Answer item after item until `stop_at`, with retries and duplicates as real browsers do."""
+    main, spare = conns
+    position = ann.position
+    while time.perf_counter() < stop_at:
+        if position >= ann.assigned:
+            ann.ran_out = True
+            return
+        value = ann.rng.choice(SCALE_VALUES)
+        client_id = str(uuid.uuid4())
+        body = answer_payload(ann, position, client_id, value)
+        log.sends["first"] += 1
+        if ann.rng.random() < P_INFLIGHT:
+            log.sends["in_flight_pairs"] += 1
+            oks = await asyncio.gather(post_answer(ann, main, position, client_id, body, log),
+                                       post_answer(ann, spare, position, client_id, body, log))
+            ok = any(oks)
+        else:
+            ok = await post_answer(ann, main, position, client_id, body, log)
+        tries = 0
+        while not ok and tries < 3:  # the page's outbox retries until acknowledged
+            tries += 1
+            log.sends["after_error"] += 1
+            await asyncio.sleep(0.2 * tries)
+            ok = await post_answer(ann, main, position, client_id, body, log)
+        if ok and ann.rng.random() < P_RESEND:
+            log.sends["resent"] += 1
+            await post_answer(ann, main, position, client_id, body, log)
+        if ok and ann.rng.random() < P_NEW_ID:
+            log.sends["new_id"] += 1
+            other = str(uuid.uuid4())
+            await post_answer(ann, main, position, other,
+                              answer_payload(ann, position, other, value), log)
+        position += 1
+        if ok:
+            ann.position = position
+
+
+# --- Phase 2: next-item pages ----------------------------------------------------------------
+
+
+@dataclass
+class PageLog:
+    ends: list[float] = field(default_factory=list)
+    latencies: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    bytes: int = 0
+
+
+async def browse(ann: Annotator, conn: Connection, stop_at: float, log: PageLog) -> None:
+    """Load the annotator's next-item page again and again until `stop_at`."""
+    head = ann.head("GET", f"/a/{ann.token}/next/", extra="Accept: text/html\r\n")
+    while time.perf_counter() < stop_at:
+        start = time.perf_counter()
+        try:
+            status, _, data = await asyncio.wait_for(conn.request(head), REQUEST_TIMEOUT)
+        except (TimeoutError, OSError, asyncio.IncompleteReadError, HttpError, ValueError) as exc:
+            conn.close()
+            log.errors.append(f"{type(exc).__name__}: {exc}"[:200])
+            continue
+        end = time.perf_counter()
+        log.ends.append(end)
+        log.latencies.append(end - start)
+        log.bytes += len(data)
+        if status != 200 or b'id="answer-form"' not in data:
+            log.errors.append(f"HTTP {status}: {data[:160]!r}")
+
+
+# --- CPU accounting from /proc ---------------------------------------------------------------
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _proc_cpu(pid: int) -> float:
+    """Seconds of CPU (user + system, all threads) used by one process so far."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0.0
+    fields = stat.rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    out.append(int(entry.name))
+            except (OSError, IndexError, ValueError):
+                continue
+    return out
+
+
+# PostgreSQL serves other databases on this machine too: count the backends of the bench's
+# database and the shared processes that write its WAL, not everyone's.
+_PG_PIDS_SQL = """
+SELECT pid FROM pg_stat_activity
+WHERE datname = current_database()
+   OR backend_type IN ('walwriter', 'checkpointer', 'background writer')
+"""
+
+
+def _postgres_pids(pg) -> list[int]:
+    return [row[0] for row in pg.execute(_PG_PIDS_SQL).fetchall()]
+
+
+def _machine_busy() -> tuple[float, float]:
+    """(busy seconds, total seconds) of all cores since boot, from /proc/stat."""
+    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = values[3] + values[4]
+    return (sum(values[:8]) - idle) / TICK, sum(values[:8]) / TICK
+
+
+@dataclass
+class CpuSample:
+    wall: float
+    generator: float
+    server: dict[int, float]
+    postgres: dict[int, float]
+    busy: float
+    total: float
+
+
+def cpu_sample(master_pid: int, pg) -> CpuSample:
+    workers = _children(master_pid) + [master_pid]
+    busy, total = _machine_busy()
+    return CpuSample(
+        wall=time.perf_counter(),
+        generator=time.process_time(),
+        server={pid: _proc_cpu(pid) for pid in workers},
+        postgres={pid: _proc_cpu(pid) for pid in _postgres_pids(pg)},
+        busy=busy,
+        total=total,
+    )
+
+
+def cpu_share(a: CpuSample, b: CpuSample) -> dict[str, float]:
+    """CPU used between two samples, in cores (1.0 = one core fully busy)."""
+    wall = b.wall - a.wall
+
+    def diff(x: dict[int, float], y: dict[int, float]) -> float:
+        return sum(y[pid] - x.get(pid, 0.0) for pid in y)
+
+    cores = os.cpu_count() or 1
+    machine = (b.busy - a.busy) / (b.total - a.total) * cores if b.total > a.total else 0.0
+    out = {
+        "generator": (b.generator - a.generator) / wall,
+        "gunicorn": diff(a.server, b.server) / wall,
+        "postgres": diff(a.postgres, b.postgres) / wall,
+        "machine": machine,
+    }
+    out["other"] = max(0.0, machine - out["generator"] - out["gunicorn"] - out["postgres"])
+    return out
+
+
+# --- Running a phase -------------------------------------------------------------------------
+
+
+def percentiles(latencies: list[float]) -> dict[str, float | None]:
+    if not latencies:
+        return {"p50_ms": None, "p95_ms": None, "p99_ms": None, "max_ms": None}
+    data = sorted(latencies)
+
+    def pick(q: float) -> float:
+        return data[min(len(data) - 1, max(0, round(q * len(data)) - 1))] * 1000
+
+    return {"p50_ms": pick(0.50), "p95_ms": pick(0.95), "p99_ms": pick(0.99), "max_ms": data[-1] * 1000}
+
+
+def window(ends: list[float], latencies: list[float], start: float, stop: float) -> list[float]:
+    """Latencies of the requests that completed inside the measured window."""
+    return [lat for end, lat in zip(ends, latencies, strict=True) if start <= end <= stop]
+
+
+async def measured(run, master_pid: int, pg, warmup: float, seconds: float):
+    """Run `run(stop_at)` for warmup + seconds; sample the CPU at the window's edges."""
+    begin = time.perf_counter()
+    start, stop = begin + warmup, begin + warmup + seconds
+    samples: list[CpuSample] = []
+
+    async def sampler() -> None:
+        await asyncio.sleep(max(0.0, start - time.perf_counter()))
+        samples.append(cpu_sample(master_pid, pg))
+        await asyncio.sleep(max(0.0, stop - time.perf_counter()))
+        samples.append(cpu_sample(master_pid, pg))
+
+    await asyncio.gather(sampler(), run(stop))
+    return start, stop, cpu_share(samples[0], samples[1])
+
+
+# --- Set-up and tear-down --------------------------------------------------------------------
+
+
+def database_name(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.scheme not in {"postgres", "postgresql", "pgsql"}:
+        raise SystemExit(f"bench.load needs PostgreSQL; --database-url {url!r} is not a postgres:// URL "
+                         "(the targets are for PostgreSQL, and concurrency is never measured on SQLite)")
+    name = parts.path.lstrip("/")
+    if not re.fullmatch(r"[a-z0-9_]*bench[a-z0-9_]*", name) or name in FORBIDDEN_DATABASES:
+        raise SystemExit(f"refusing to drop and re-create database {name!r}: its name must contain "
+                         "'bench' (e.g. concord_bench)")
+    return name
+
+
+def recreate_database(url: str, name: str, *, drop_only: bool = False) -> None:
+    import psycopg
+    from psycopg import sql
+
+    parts = urlsplit(url)
+    admin = urlunsplit((parts.scheme.replace("pgsql", "postgresql"), parts.netloc, "/postgres", "", ""))
+    try:
+        conn = psycopg.connect(admin, autocommit=True, connect_timeout=5)
+    except psycopg.OperationalError as exc:
+        raise SystemExit(f"bench.load needs a running PostgreSQL at {parts.netloc}: {exc}".strip()) from None
+    with conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+        if not drop_only:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((HOST, 0))
+        return sock.getsockname()[1]
+
+
+def make_items(n: int, seed: int) -> bytes:
+    """Items of realistic length: a ~60-word passage each."""
+    rng = random.Random(seed)
+    words = ("the committee said that it would review her proposal before the meeting while "
+             "his colleagues and their partners expected a decision about the new building "
+             "which the city had approved last year after a long debate").split()
+    lines = ["id,text"]
+    for n_item in range(n):
+        text = " ".join(rng.choice(words) for _ in range(60)).capitalize() + "."
+        lines.append(f"bench-{n_item},{text}")
+    return ("\n".join(lines) + "\n").encode()
+
+
+def setup_study(*, n_items: int, n_participants: int) -> tuple[int, list[tuple[str, int, int]]]:
+    """Create, open and staff the bench study through the services; return participants."""
+    from django.contrib.auth import get_user_model
+
+    from studies.services import items_import, participants_invite, study_create, study_open
+
+    owner = get_user_model().objects.create_user("bench-owner", "bench@example.org", None)
+    study = study_create(owner=owner, slug="bench-load", title="Load bench",
+                         preset="likert-0-7-coref",
+                         design={"duplicates": DUPLICATES, "duplicate_min_gap": 5, "seed": 7})
+    items_import(study=study, data=make_items(n_items, seed=7), filename="bench-items.csv")
+    study_open(study=study)
+    participants = participants_invite(study=study, count=n_participants, label="bench")
+    return study.pk, [(p.token, p.pk, p.n_assigned) for p in participants]
+
+
+def start_gunicorn(*, port: int, workers: int, threads: int, env: dict[str, str], log: Path):
+    command = [
+        sys.executable, "-m", "gunicorn", "config.wsgi:application",
+        "--bind", f"{HOST}:{port}", "--worker-class", "gthread",
+        "--workers", str(workers), "--threads", str(threads),
+        "--keep-alive", "5", "--log-level", "warning", "--graceful-timeout", "10",
+    ]
+    handle = log.open("w")
+    proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"gunicorn exited with {proc.returncode}; see {log}:\n{log.read_text()[-2000:]}")
+        try:
+            with socket.create_connection((HOST, port), timeout=0.5):
+                pass
+            # The master listens before the workers have imported Django: wait for all of them.
+            if len(_children(proc.pid)) >= workers:
+                time.sleep(1.0)
+                return proc, command
+        except OSError:
+            pass
+        time.sleep(0.2)
+    stop_process(proc)
+    raise SystemExit(f"gunicorn did not start in 30 s; see {log}")
+
+
+def stop_process(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+
+
+# --- Checks in the database ------------------------------------------------------------------
+
+
+def verify(study_id: int, annotators: list[Annotator], pks: list[int], log: AnswerLog) -> dict:
+    """Compare the stored rows with what the server acknowledged; read the durability settings."""
+    from django.db import connection
+
+    by_pk = dict(zip(pks, range(len(pks)), strict=True))
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        synchronous_commit = cursor.fetchone()[0]
+        cursor.execute("SHOW fsync")
+        fsync = cursor.fetchone()[0]
+        cursor.execute(
+            "SELECT r.participant_id, a.position, r.item_id, r.presentation, r.client_id::text, r.value "
+            "FROM annotation_response r JOIN studies_assignment a ON a.id = r.assignment_id "
+            "JOIN studies_participant p ON p.id = r.participant_id WHERE p.study_id = %s",
+            [study_id])
+        rows = cursor.fetchall()
+        cursor.execute(
+            "SELECT count(*), count(DISTINCT (r.participant_id, r.item_id, r.presentation)) "
+            "FROM annotation_response r JOIN studies_participant p ON p.id = r.participant_id "
+            "WHERE p.study_id = %s", [study_id])
+        n_rows, n_distinct = cursor.fetchone()
+        cursor.execute(
+            "SELECT count(*) FROM studies_participant p WHERE p.study_id = %s AND p.n_answered <> "
+            "(SELECT count(*) FROM annotation_response r WHERE r.participant_id = p.id)", [study_id])
+        bad_counters = cursor.fetchone()[0]
+    stored = {(by_pk[pid], pos): (cid, value) for pid, pos, _, _, cid, value in rows}
+    acked = log.acked
+    lost = [key for key in acked if key not in stored]
+    unacked = [key for key in stored if key not in acked]
+    wrong = [key for key, entry in acked.items() if key in stored
+             and stored[key][0] not in entry["client_ids"]]
+    created_twice = [key for key, entry in acked.items() if len(entry["created"]) > 1]
+    never_created = [key for key, entry in acked.items() if not entry["created"]]
+    ok = (n_rows == n_distinct == len(acked) and not lost and not unacked and not wrong
+          and not created_twice and bad_counters == 0
+          and synchronous_commit == "on" and fsync == "on")
+    return {
+        "rows": n_rows,
+        "distinct_triples": n_distinct,
+        "acknowledged": len(acked),
+        "lost": len(lost),
+        "unacknowledged_rows": len(unacked),
+        "wrong_client_id": len(wrong),
+        "created_twice": len(created_twice),
+        "acknowledged_without_created": len(never_created),
+        "counter_mismatches": bad_counters,
+        "synchronous_commit": synchronous_commit,
+        "fsync": fsync,
+        "ok": ok,
+    }
+
+
+def code_sets_synchronous_commit() -> list[str]:
+    """Files of the app that mention synchronous_commit (durability must not be turned off)."""
+    hits = []
+    for folder in ("config", "annotation", "studies", "analysis"):
+        for path in (ROOT / folder).rglob("*.py"):
+            if "synchronous_commit" in path.read_text(errors="ignore"):
+                hits.append(str(path.relative_to(ROOT)))
+    return hits
+
+
+# --- Main ------------------------------------------------------------------------------------
+
+
+def fmt(value: float | None, spec: str = ".1f") -> str:
+    return "n/a" if value is None else format(value, spec)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=20.0,
+                        help=f"measured seconds per phase (at most {MAX_SECONDS})")
+    parser.add_argument("--warmup", type=float, default=2.0, help="unmeasured seconds before each phase")
+    parser.add_argument("--concurrency", type=int, default=50, help="annotators posting answers")
+    parser.add_argument("--pages-concurrency", type=int, default=10, help="annotators loading pages")
+    parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", DEFAULT_DATABASE_URL))
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
+    parser.add_argument("--threads", type=int, default=8, help="gunicorn threads per worker")
+    parser.add_argument("--items", type=int, default=0,
+                        help="items in the study (default: enough to answer for the whole phase)")
+    parser.add_argument("--keep-database", action="store_true", help="leave the database for inspection")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+    if not 0 < args.seconds <= MAX_SECONDS or not 0 <= args.warmup <= 5:
+        parser.error(f"--seconds must be in (0, {MAX_SECONDS}] and --warmup in [0, 5]: the load is bounded")
+    if not 1 <= args.concurrency <= 200 or not 1 <= args.pages_concurrency <= args.concurrency:
+        parser.error("--concurrency in [1, 200]; --pages-concurrency in [1, --concurrency]")
+    if args.workers < 1 or args.threads < 1:
+        parser.error("--workers and --threads must be positive")
+    name = database_name(args.database_url)
+    # Enough items that no annotator runs out even at several times the target rate.
+    n_items = args.items or max(300, int((args.seconds + args.warmup) * 40))
+
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
+    env = {
+        **os.environ,
+        "DATABASE_URL": args.database_url,
+        "DEBUG": "0",
+        "CONCORD_VAR_DIR": str(VAR_DIR),
+        # One pooled connection per gunicorn thread: a request never waits for a connection.
+        "DATABASE_POOL_MIN": str(args.threads),
+        "DATABASE_POOL_MAX": str(args.threads),
+        "LOG_LEVEL": "WARNING",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+    }
+    for key in ("REDIS_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND", "CELERY_TASK_ALWAYS_EAGER"):
+        env.pop(key, None)
+    os.environ.update(env)
+    for key in ("REDIS_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND", "CELERY_TASK_ALWAYS_EAGER"):
+        os.environ.pop(key, None)
+
+    print("bench.load: answer submission and next-item pages, gunicorn + PostgreSQL on loopback")
+    load1, load5, _ = os.getloadavg()
+    idle_a = _machine_busy()
+    time.sleep(1.0)
+    idle_b = _machine_busy()
+    background = (idle_b[0] - idle_a[0]) / (idle_b[1] - idle_a[1]) * (os.cpu_count() or 1)
+    print(f"machine: {os.cpu_count()} cores, load average {load1:.2f} / {load5:.2f}; "
+          f"{background:.2f} cores busy before the run (other work on this shared machine)")
+
+    recreate_database(args.database_url, name)
+    proc = None
+    try:
+        import django
+
+        django.setup()
+        from django.core.management import call_command
+        from django.db import connection
+
+        call_command("migrate", interactive=False, verbosity=0)
+        call_command("collectstatic", interactive=False, verbosity=0)
+        t0 = time.perf_counter()
+        study_id, people = setup_study(n_items=n_items, n_participants=args.concurrency)
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW server_version")
+            pg_version = cursor.fetchone()[0]
+        print(f"database: {name} (PostgreSQL {pg_version}); study with {n_items} items, "
+              f"{args.concurrency} participants x {people[0][2]} presentations "
+              f"({DUPLICATES} duplicated) set up in {time.perf_counter() - t0:.1f} s")
+        connection.close()
+
+        port = free_port()
+        proc, command = start_gunicorn(port=port, workers=args.workers, threads=args.threads,
+                                       env=env, log=VAR_DIR / "gunicorn.log")
+        print(f"server: gunicorn gthread, {args.workers} workers x {args.threads} threads on "
+              f"{HOST}:{port}, DEBUG off, pool of {args.threads} PostgreSQL connections per worker")
+        print(f"        {' '.join(command[1:])}")
+        print(f"client: asyncio HTTP/1.1 keep-alive sockets in this process; "
+              f"{args.warmup:g} s warm-up + {args.seconds:g} s measured per phase")
+
+        result = asyncio.run(run_phases(args, port, proc.pid, study_id, people))
+    finally:
+        if proc is not None:
+            stop_process(proc)
+        try:
+            from django.db import connections
+
+            for conn in connections.all():
+                conn.close()
+                if conn.alias in getattr(conn, "_connection_pools", {}):
+                    conn.close_pool()
+        except Exception:  # noqa: BLE001, S110 - tear-down must go on to drop the database
+            pass
+        if not args.keep_database:
+            recreate_database(args.database_url, name, drop_only=True)
+        shutil.rmtree(VAR_DIR / "static", ignore_errors=True)
+    return report(args, result)
+
+
+async def run_phases(args, port: int, master_pid: int, study_id: int, people) -> dict:
+    base = f"{HOST}:{port}"
+    rng = random.Random(args.seed)
+    annotators = [Annotator(index=n, token=token, assigned=assigned, base=base,
+                            rng=random.Random(rng.getrandbits(64)))
+                  for n, (token, _, assigned) in enumerate(people)]
+    pks = [pk for _, pk, _ in people]
+    conns = [(Connection(HOST, port), Connection(HOST, port)) for _ in annotators]
+    import psycopg
+
+    pg = psycopg.connect(args.database_url, autocommit=True)  # for the CPU accounting only
+    await asyncio.gather(*(open_session(a, c[0]) for a, c in zip(annotators, conns, strict=True)))
+
+    log = AnswerLog()
+
+    async def answers(stop_at: float) -> None:
+        await asyncio.gather(*(annotate(a, c, stop_at, log)
+                               for a, c in zip(annotators, conns, strict=True)))
+
+    start, stop, cpu1 = await measured(answers, master_pid, pg, args.warmup, args.seconds)
+    for pair in conns:
+        for conn in pair:
+            conn.close()
+    lat1 = window(log.ends, log.latencies, start, stop)
+    checks = await asyncio.to_thread(verify, study_id, annotators, pks, log)  # Django is sync
+
+    pages = PageLog()
+    browsers = annotators[:args.pages_concurrency]
+    page_conns = [Connection(HOST, port) for _ in browsers]
+
+    async def browsing(stop_at: float) -> None:
+        await asyncio.gather(*(browse(a, c, stop_at, pages)
+                               for a, c in zip(browsers, page_conns, strict=True)))
+
+    pstart, pstop, cpu2 = await measured(browsing, master_pid, pg, args.warmup, args.seconds)
+    for conn in page_conns:
+        conn.close()
+    lat2 = window(pages.ends, pages.latencies, pstart, pstop)
+    pg.close()
+    return {
+        "log": log, "lat1": lat1, "cpu1": cpu1, "window1": stop - start,
+        "bounds1": (start, stop), "checks": checks,
+        "pages": pages, "lat2": lat2, "cpu2": cpu2, "window2": pstop - pstart,
+        "ran_out": sum(a.ran_out for a in annotators),
+    }
+
+
+def report(args, result: dict) -> int:
+    log: AnswerLog = result["log"]
+    checks = result["checks"]
+    seconds1, seconds2 = result["window1"], result["window2"]
+    posts_per_s = len(result["lat1"]) / seconds1
+    # Distinct answers first acknowledged inside the window: a re-send is not a new answer.
+    start, stop = result["bounds1"]
+    answers_per_s = sum(start <= e["first_ack"] <= stop for e in log.acked.values()) / seconds1
+    p1 = percentiles(result["lat1"])
+    pages_per_s = len(result["lat2"]) / seconds2
+    p2 = percentiles(result["lat2"])
+    cpu1, cpu2 = result["cpu1"], result["cpu2"]
+    mentions = code_sets_synchronous_commit()
+
+    print()
+    print(f"phase 1: {args.concurrency} annotators posting answers for {seconds1:.1f} s")
+    s = log.sends
+    print(f"  sends: {s['first']} answers, {s['resent']} re-sent with the same id, "
+          f"{s['in_flight_pairs']} sent twice at once, {s['new_id']} answered again with a new id, "
+          f"{s['after_error']} retried after an error")
+    print(f"  accepted answers/s: {answers_per_s:7.1f}   (target >= {TARGETS['answers_per_s']:.0f}: "
+          f"x{answers_per_s / TARGETS['answers_per_s']:.2f})   [POSTs acknowledged/s incl. re-sends: "
+          f"{posts_per_s:.1f}]")
+    print(f"  latency ms: p50 {fmt(p1['p50_ms'])}  p95 {fmt(p1['p95_ms'])}  p99 {fmt(p1['p99_ms'])}"
+          f"  max {fmt(p1['max_ms'])}   (p99 target < {TARGETS['answer_p99_ms']:.0f}: "
+          f"x{(p1['p99_ms'] or 0) / TARGETS['answer_p99_ms']:.2f} of the limit)")
+    print(f"  errors: {len(log.errors)}" + (f" (first: {log.errors[0]})" if log.errors else ""))
+    if result["ran_out"]:
+        print(f"  WARNING: {result['ran_out']} annotators ran out of items; raise --items")
+    print(f"  rows check: {checks['rows']} rows = {checks['distinct_triples']} distinct "
+          f"(annotator, item, presentation) = {checks['acknowledged']} acknowledged; "
+          f"lost {checks['lost']}, unacknowledged {checks['unacknowledged_rows']}, "
+          f"wrong client id {checks['wrong_client_id']}, created twice {checks['created_twice']}, "
+          f"counter mismatches {checks['counter_mismatches']}: {'ok' if checks['ok'] else 'FAILED'}")
+    print(f"  durability: synchronous_commit={checks['synchronous_commit']}, fsync={checks['fsync']} "
+          f"on the app's connections; code mentioning synchronous_commit: {mentions or 'none'}")
+    print(_cpu_line(cpu1))
+
+    print()
+    print(f"phase 2: {args.pages_concurrency} annotators loading their next-item page for {seconds2:.1f} s")
+    pages: PageLog = result["pages"]
+    print(f"  pages/s: {pages_per_s:7.1f}   (target >= {TARGETS['pages_per_s']:.0f}: "
+          f"x{pages_per_s / TARGETS['pages_per_s']:.2f}); "
+          f"{pages.bytes / max(1, len(pages.latencies)) / 1024:.1f} KiB a page")
+    print(f"  latency ms: p50 {fmt(p2['p50_ms'])}  p95 {fmt(p2['p95_ms'])}  p99 {fmt(p2['p99_ms'])}"
+          f"  max {fmt(p2['max_ms'])}")
+    print(f"  errors: {len(pages.errors)}" + (f" (first: {pages.errors[0]})" if pages.errors else ""))
+    print(_cpu_line(cpu2))
+
+    print()
+    print("peers (PRODUCT.md, same kind of machine):")
+    ours = {"answers/s (1 core)": answers_per_s, "answers/s": answers_per_s, "pages/s": pages_per_s}
+    for peer, what, quoted, value in PEERS:
+        print(f"  {peer:12s} {what:19s} {quoted:>8s}   Concord {ours[what]:7.1f} (x{ours[what] / value:.1f})")
+    print("  note: Potato's answers/s figure is for one core; Concord's share of the two cores is "
+          "in the CPU lines above.")
+    print("honesty: client, gunicorn and PostgreSQL share the same 2 cores; the generator's own "
+          "CPU is the 'generator' share above, and 'other' is work outside this benchmark.")
+
+    met = {
+        "answers_per_s": answers_per_s >= TARGETS["answers_per_s"],
+        "answer_p99_ms": p1["p99_ms"] is not None and p1["p99_ms"] < TARGETS["answer_p99_ms"],
+        "pages_per_s": pages_per_s >= TARGETS["pages_per_s"],
+        "rows_check": bool(checks["ok"]),
+        "no_errors": not log.errors and not pages.errors,
+    }
+    ok = all(met.values())
+    print("ok" if ok else "NOT ok: " + ", ".join(k for k, v in met.items() if not v))
+
+    def rounded(d: dict) -> dict:
+        return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in d.items()}
+
+    print(json.dumps({
+        "config": {"workers": args.workers, "threads": args.threads, "concurrency": args.concurrency,
+                   "pages_concurrency": args.pages_concurrency, "seconds": args.seconds,
+                   "warmup": args.warmup, "cores": os.cpu_count()},
+        "answers_per_s": round(answers_per_s, 1),
+        "posts_per_s": round(posts_per_s, 1),
+        "answer_latency": rounded(p1),
+        "answer_errors": len(log.errors),
+        "sends": log.sends,
+        "rows_check": checks,
+        "pages_per_s": round(pages_per_s, 1),
+        "page_latency": rounded(p2),
+        "page_errors": len(pages.errors),
+        "cpu_cores_answers": rounded(cpu1),
+        "cpu_cores_pages": rounded(cpu2),
+        "targets": TARGETS,
+        "met": met,
+        "ok": ok,
+    }))
+    return 0 if ok else 1
+
+
+def _cpu_line(cpu: dict[str, float]) -> str:
+    cores = os.cpu_count() or 1
+    return (f"  CPU (cores of {cores}): gunicorn {cpu['gunicorn']:.2f}, postgres (this database + WAL) "
+            f"{cpu['postgres']:.2f}, "
+            f"generator {cpu['generator']:.2f} ({cpu['generator'] / cores:.0%} of the machine), "
+            f"other {cpu['other']:.2f}; machine busy {cpu['machine']:.2f}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
