@@ -106,9 +106,9 @@ def analysis_run_execute(*, run_id: int) -> AnalysisRun:
     return _execute(run)
 
 
-def _execute(run: AnalysisRun, *, data: StudyData | None = None, fanned_out: dict | None = None,
-             trust_results: Mapping | None = None) -> AnalysisRun:
-    """Build and store the results document of ``run``.
+def _execute(run: AnalysisRun, *, data: StudyData | None = None, load_s: float = 0.0,
+             fanned_out: dict | None = None, trust_results: Mapping | None = None) -> AnalysisRun:
+    """Build and store the results document of ``run`` (``data``: already loaded in ``load_s``).
 
     ``fanned_out`` (the finisher of a fanned-out run): the run already counts as started (its
     ``started_at`` and ``attempts`` stay), progress continues from 60 %, and these trust figures
@@ -142,14 +142,17 @@ def _execute(run: AnalysisRun, *, data: StudyData | None = None, fanned_out: dic
         raise
     finished = time.perf_counter()
     document["generated_at"] = timezone.now().isoformat()
-    timings = {"load_s": round(loaded - started, 4), "analyses_s": round(finished - loaded, 4),
+    timings = {"load_s": round(load_s + loaded - started, 4),
+               "analyses_s": round(finished - loaded, 4),
                **(fanned_out or {})}
     with transaction.atomic():
-        AnalysisRun.objects.filter(pk=run.pk).update(
-            status=AnalysisRun.Status.DONE, progress=100, message="done", results=document,
-            finished_at=timezone.now(), timings=timings)
-        # The alphas served the merge; the figures stay in the timings.
-        TrustChunk.objects.filter(run=run.pk).delete()
+        # Only the first to finish records the run: a duplicate delivery running at the same time
+        # (a broker redelivering after its visibility timeout) computed the same and writes nothing.
+        if AnalysisRun.objects.filter(pk=run.pk).exclude(status=AnalysisRun.Status.DONE).update(
+                status=AnalysisRun.Status.DONE, progress=100, message="done", results=document,
+                finished_at=timezone.now(), timings=timings, error=""):
+            # The alphas served the merge; the figures stay in the timings.
+            TrustChunk.objects.filter(run=run.pk).delete()
     run.refresh_from_db()
     return run
 
@@ -196,10 +199,12 @@ def analysis_run_begin(*, run_id: int) -> list[tuple[str, int, int]]:
     plan = run.timings.get(PLAN) if isinstance(run.timings, dict) else None
     if run.status == AnalysisRun.Status.RUNNING and plan and plan.get("sent"):
         return []  # a redelivered start: the chord of the first delivery is on its way
+    began = time.perf_counter()
     data = study_data(study=run.study)
+    load_s = time.perf_counter() - began
     keys = trust_fanout_keys(_trust_inputs(run, data), run.settings)
     if not keys:
-        _execute(run, data=data)
+        _execute(run, data=data, load_s=load_s)
         return []
     n_chunks = int(django_settings.CONCORD_TRUST_CHUNKS)
     chunks = [(key, a, b) for key, k in keys.items() for a, b in plan_chunks(k, n_chunks)]
@@ -220,6 +225,24 @@ def analysis_run_fanned_out(*, run_id: int) -> None:
         plan["sent"] = True
         AnalysisRun.objects.filter(pk=run_id, status=AnalysisRun.Status.RUNNING).update(
             timings={**run.timings, PLAN: plan})
+
+
+_CHUNK_INPUTS: dict[tuple[int, float], dict[str, TrustInput]] = {}
+
+
+def _chunk_inputs(run: AnalysisRun, plan: Mapping[str, Any]) -> dict[str, TrustInput]:
+    """The run's trust inputs, loaded once per worker process and plan (not once per chunk).
+
+    A worker keeps the latest run's only.  Answers changed meanwhile are caught all the same:
+    the finisher compares every chunk's fingerprint with the answers as they are then.
+    """
+    tag = (run.pk, float(plan.get("started", 0)))
+    inputs = _CHUNK_INPUTS.get(tag)
+    if inputs is None:
+        inputs = _trust_inputs(run, study_data(study=run.study))
+        _CHUNK_INPUTS.clear()
+        _CHUNK_INPUTS[tag] = inputs
+    return inputs
 
 
 def _chunk_progress(run_id: int, total: int) -> None:
@@ -251,7 +274,7 @@ def trust_chunk_compute(*, run_id: int, key: str, start: int, stop: int) -> dict
         _chunk_progress(run_id, total)
         return {**summary, "skipped": "already stored"}
     try:
-        inp = _trust_inputs(run, study_data(study=run.study)).get(key)
+        inp = _chunk_inputs(run, plan).get(key)
         if inp is None or inp.ratings is None or inp.k != plan.get("keys", {}).get(key):
             return {**summary, "skipped": "the ratings changed since the fan-out"}
         began = time.perf_counter()
@@ -310,9 +333,10 @@ def analysis_run_finish(*, run_id: int, chunk_results: list | None = None) -> An
     plan = run.timings.get(PLAN) or {}
     if not plan:
         return run  # not a fanned-out run (its start computes it in-process)
-    began = time.time()
+    began, clock = time.time(), time.perf_counter()
     try:
         data = study_data(study=run.study)
+        load_s = time.perf_counter() - clock
         merged, fallback, chunk_seconds = _merge(run, _trust_inputs(run, data), plan["keys"])
     except Exception as exc:
         _failed(run_id, exc)
@@ -322,7 +346,7 @@ def analysis_run_finish(*, run_id: int, chunk_results: list | None = None) -> An
         "trust_chunks": plan["chunks"],
         "trust_chunks_s": round(chunk_seconds, 4),
         "trust_wall_s": round(began - float(plan.get("started", began)), 4),
-        "trust_merge_s": round(time.time() - began, 4),
+        "trust_merge_s": round(time.perf_counter() - clock - load_s, 4),
     }
     hosts = Counter(r.get("host") for r in chunk_results or [] if isinstance(r, dict)
                     and r.get("computed") and r.get("host"))
@@ -330,7 +354,7 @@ def analysis_run_finish(*, run_id: int, chunk_results: list | None = None) -> An
         figures["trust_workers"] = dict(sorted(hosts.items()))
     if fallback:
         figures["trust_fallback"] = fallback
-    return _execute(run, data=data, fanned_out=figures, trust_results=merged)
+    return _execute(run, data=data, load_s=load_s, fanned_out=figures, trust_results=merged)
 
 
 def analysis_run_fail(*, run_id: int, error: BaseException) -> None:

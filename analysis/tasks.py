@@ -14,14 +14,18 @@ TASK_OPTIONS = {"acks_late": True, "reject_on_worker_lost": True}
 
 @shared_task(**TASK_OPTIONS)
 def run_analysis(run_id: int) -> None:
-    from .services import analysis_run_begin, analysis_run_fanned_out
+    from .services import analysis_run_begin, analysis_run_fail, analysis_run_fanned_out
 
     chunks = analysis_run_begin(run_id=run_id)
     if not chunks:
         return  # computed in-process here, already done, or its chord is already out
     header = [trust_chunk_task.si(run_id, key, start, stop) for key, start, stop in chunks]
     body = finish_analysis.s(run_id).on_error(analysis_failed.s(run_id))
-    chord(header)(body)
+    try:
+        chord(header)(body)
+    except Exception as exc:  # the broker or the result backend refused it: say so
+        analysis_run_fail(run_id=run_id, error=exc)
+        raise
     analysis_run_fanned_out(run_id=run_id)
 
 

@@ -11,22 +11,24 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-from analysis.models import AnalysisRun
+from analysis.models import AnalysisRun, TrustChunk
 from analysis.services import analysis_run_create
 from studies.services import participants_invite
+from tests.analysis.test_fanout import assert_exact_trust, expected_chunks, rated_study
 from tests.conftest import require
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def start_worker(tmp_path, name: str) -> subprocess.Popen:
+def start_worker(tmp_path, name: str, visibility_timeout: int = 5, **extra_env) -> subprocess.Popen:
     db = connection.settings_dict
     env = {
-        **os.environ,
+        **os.environ,  # REDIS_URL, CONCORD_VAR_DIR, CONCORD_TRUST_* as this test process has them
         "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}",
-        "CELERY_VISIBILITY_TIMEOUT": "5",
+        "CELERY_VISIBILITY_TIMEOUT": str(visibility_timeout),
         "DATABASE_POOL": "0",
+        **extra_env,
     }
     log = open(tmp_path / f"{name}.log", "w")  # noqa: SIM115 - closed with the process
     return subprocess.Popen(
@@ -103,6 +105,75 @@ def test_a_run_survives_its_worker_being_killed(tmp_path, redis_broker, make_stu
         time.sleep(8)  # longer than the visibility timeout: no third delivery
         assert AnalysisRun.objects.get(pk=run.pk).attempts == 2
         assert AnalysisRun.objects.count() == 1
+    finally:
+        for worker in (first, second):
+            if worker and worker.poll() is None:
+                worker.terminate()
+                worker.wait(30)
+
+
+def test_two_workers_share_the_trust_chunks_of_a_16_annotator_run(tmp_path, redis_broker, make_study,
+                                                                  alice):
+    study = rated_study(make_study, alice, annotators=16, slug="worker16")
+    expected = expected_chunks(study, settings.CONCORD_TRUST_CHUNKS,
+                               settings.CONCORD_TRUST_FANOUT_MIN_K)
+    assert len(expected) >= 16
+    # The visibility timeout of a deployment (minutes): here only the chunks are shared out.
+    workers = [start_worker(tmp_path, name, visibility_timeout=120) for name in ("w1", "w2")]
+    try:
+        run = analysis_run_create(study=study)
+        seen = set()
+
+        def finished():
+            current = AnalysisRun.objects.get(pk=run.pk)
+            seen.add(current.progress)
+            return current if current.status in ("done", "failed") else None
+
+        done = wait_for(finished, 240, "the fanned-out run to finish")
+        assert done.status == "done", done.error
+        assert done.attempts == 1 and done.progress == 100
+        timings = done.timings
+        assert timings["trust_chunks"] == len(expected) and "trust_fallback" not in timings
+        assert_exact_trust(done.results, study)
+        assert not TrustChunk.objects.filter(run=run).exists()
+        hosts = timings["trust_workers"]  # e.g. {"w1@host": 40, "w2@host": 24}
+        assert sum(hosts.values()) == len(expected)
+        assert {h.split("@")[0] for h in hosts} <= {"w1", "w2"}
+        print(f"chunks per worker: {hosts}; timings: {timings}; progress seen: {sorted(seen)}")
+    finally:
+        for worker in workers:
+            worker.terminate()
+            worker.wait(30)
+
+
+def test_a_fanned_out_run_survives_a_worker_killed_among_its_chunks(tmp_path, redis_broker,
+                                                                    make_study, alice):
+    study = rated_study(make_study, alice, annotators=16, slug="killed16")
+    many = {"CONCORD_TRUST_CHUNKS": "64"}  # a longer chord: 4 keys × 64 chunks
+    expected = expected_chunks(study, 64, settings.CONCORD_TRUST_FANOUT_MIN_K)
+    first = start_worker(tmp_path, "doomed", **many)
+    second = None
+    try:
+        run = analysis_run_create(study=study)
+        wait_for(lambda: AnalysisRun.objects.filter(pk=run.pk, progress__gt=6).exists(), 120,
+                 "the first chunks")
+        first.send_signal(signal.SIGKILL)
+        first.wait(30)
+        killed_at = AnalysisRun.objects.get(pk=run.pk)
+        # The chunk it held becomes visible again after the visibility timeout (5 s); a worker
+        # restores it on its first scan (kombu then scans 1 in 10 of its 10-second rounds).
+        time.sleep(6)
+        second = start_worker(tmp_path, "rescuer", **many)
+        done = wait_for(lambda: AnalysisRun.objects.filter(pk=run.pk, status__in=["done", "failed"])
+                        .first(), 240, "the fanned-out run to finish")
+        assert done.status == "done", done.error
+        assert done.attempts == 1 and done.timings["trust_chunks"] == len(expected)
+        assert_exact_trust(done.results, study)
+        print(f"killed at {killed_at.progress} % ({killed_at.message}); timings {done.timings}")
+        time.sleep(8)  # longer than the visibility timeout: nothing runs it again
+        again = AnalysisRun.objects.get(pk=run.pk)
+        assert (again.status, again.attempts, again.finished_at) == ("done", 1, done.finished_at)
+        assert AnalysisRun.objects.count() == 1 and not TrustChunk.objects.exists()
     finally:
         for worker in (first, second):
             if worker and worker.poll() is None:
