@@ -52,6 +52,7 @@ messages: $(VENV)/.run-deps
 bench: $(VENV)/.test-deps
 	$(BIN)/python -m bench.trust
 	$(BIN)/python -m bench.crowd
+	$(BIN)/python -m bench.export
 
 ## vendor: regenerate static/vendor/vega/ from frontend/package-lock.json (needs Node and npm)
 vendor:
