@@ -24,6 +24,7 @@ from analysis.exports import (
     ExportError,
     export_job_create,
     export_job_execute,
+    export_job_file,
     export_open,
 )
 from analysis.models import ExportJob
@@ -33,6 +34,7 @@ from annotation.models import Response
 from annotation.selectors import participant_pseudonyms
 from studies.models import Item, Participant
 from studies.services import items_import, study_create
+from tests.analysis.test_worker import redis_broker, start_worker, wait_for  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 
@@ -597,3 +599,27 @@ def test_imported_responses_export_with_source_import(alice, make_study):
     rows = read_csv(export_bytes(study, "responses"))
     assert [(r[0], r[1], r[5], r[8]) for r in rows[1:]] == [("A1", "i1", "3", "import"),
                                                             ("A2", "i1", "4", "import")]
+
+
+# --- a real worker ------------------------------------------------------------------------------
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("redis_broker")
+def test_a_worker_process_writes_an_export(tmp_path, alice, make_study):
+    """The task is registered in the worker (AnalysisConfig.ready) and writes the file."""
+    study = make_study(alice, slug="worker-export")
+    add_answers(study, [("w1", "i1", 1, 0, 3.0, 100), ("w2", "i2", 1, 0, 4.0, 200)])
+    worker = start_worker(tmp_path, "exporter")
+    try:
+        job = export_job_create(study=study, what="responses", fmt="parquet")
+        done = wait_for(lambda: ExportJob.objects.filter(pk=job.pk, status="done").first(), 120,
+                        "the export job to finish")
+        assert done.rows == 2 and done.attempts == 1
+        path = export_job_file(job=done)
+        assert pq.read_table(path).num_rows == 2
+        path.unlink()
+    finally:
+        worker.terminate()
+        worker.wait(30)
