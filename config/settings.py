@@ -173,13 +173,15 @@ CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND", REDIS_URL) or (
 )
 if CELERY_BROKER_URL == "filesystem://":
     _queue = VAR_DIR / "celery" / "queue"
-    for _sub in ("queue", "processed", "results"):
+    for _sub in ("queue", "processed", "results", "control"):
         (VAR_DIR / "celery" / _sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_queue),
         "data_folder_out": str(_queue),
         "processed_folder": str(VAR_DIR / "celery" / "processed"),
         "store_processed": False,
+        # broadcast (ping, purge) exchanges; kombu's default is ./control in the working directory
+        "control_folder": str(VAR_DIR / "celery" / "control"),
     }
 else:
     # A task of a killed worker is redelivered after this many seconds (default: one hour).
