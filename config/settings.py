@@ -187,6 +187,9 @@ else:
     # A task of a killed worker is redelivered after this many seconds (default: one hour).
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "visibility_timeout": envint("CELERY_VISIBILITY_TIMEOUT", 300),
+        # scan for lost tasks on every restore interval (~10 s), not one in ten: a killed
+        # worker's task is back within the visibility timeout plus about ten seconds
+        "unacked_restore_throttle": 1,
     }
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
