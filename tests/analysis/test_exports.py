@@ -34,7 +34,7 @@ from annotation.models import Response
 from annotation.selectors import participant_pseudonyms
 from studies.models import Item, Participant
 from studies.services import items_import, study_create
-from tests.analysis.test_worker import redis_broker, start_worker, wait_for  # noqa: F401
+from tests.workers import require_worker_services, start_worker, stop_worker, wait_for
 
 pytestmark = pytest.mark.django_db
 
@@ -606,9 +606,12 @@ def test_imported_responses_export_with_source_import(alice, make_study):
 
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.usefixtures("redis_broker")
 def test_a_worker_process_writes_an_export(tmp_path, alice, make_study):
     """The task is registered in the worker (AnalysisConfig.ready) and writes the file."""
+    require_worker_services()
+    from config.celery import app
+
+    app.control.purge()  # nothing left over from an earlier run
     study = make_study(alice, slug="worker-export")
     add_answers(study, [("w1", "i1", 1, 0, 3.0, 100), ("w2", "i2", 1, 0, 4.0, 200)])
     worker = start_worker(tmp_path, "exporter")
@@ -621,5 +624,4 @@ def test_a_worker_process_writes_an_export(tmp_path, alice, make_study):
         assert pq.read_table(path).num_rows == 2
         path.unlink()
     finally:
-        worker.terminate()
-        worker.wait(30)
+        stop_worker(worker)
