@@ -16,6 +16,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from analysis.export_formats import neutralise
 from studies.problems import InputError
 from studies.selectors import study_get
 
@@ -109,11 +110,6 @@ def responses_cancel(request: HttpRequest, slug: str, key: str) -> HttpResponse:
     return redirect("studies:detail", slug=slug)
 
 
-def _cell(text: str) -> str:
-    """Neutralise a text cell a spreadsheet would run as a formula (as the exports do)."""
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r", "\0") else text
-
-
 @login_required
 @require_GET
 def pseudonyms_download(request: HttpRequest, slug: str) -> HttpResponse:
@@ -128,5 +124,5 @@ def pseudonyms_download(request: HttpRequest, slug: str) -> HttpResponse:
     writer.writerow(["pseudonym", "source", "external_id", "label"])
     for pid, name in names.items():
         p = people[pid]
-        writer.writerow([name, p.source, _cell(p.external_id), _cell(p.label)])
+        writer.writerow([name, p.source, neutralise(p.external_id), neutralise(p.label)])
     return response

@@ -1,57 +1,31 @@
 """A real Celery worker runs analyses; a worker killed mid-run leads to one completed run."""
 
-import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 from django.conf import settings
-from django.db import connection
 
 from analysis.models import AnalysisRun, TrustChunk
 from analysis.services import analysis_run_create
 from studies.services import participants_invite
 from tests.analysis.test_fanout import assert_exact_trust, expected_chunks, rated_study
-from tests.conftest import require
+from tests.workers import require_worker_services, wait_for
+from tests.workers import start_worker as start
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def start_worker(tmp_path, name: str, visibility_timeout: int = 5, **extra_env) -> subprocess.Popen:
-    db = connection.settings_dict
-    env = {
-        **os.environ,  # REDIS_URL, CONCORD_VAR_DIR, CONCORD_TRUST_* as this test process has them
-        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}",
-        "CELERY_VISIBILITY_TIMEOUT": str(visibility_timeout),
-        "DATABASE_POOL": "0",
-        **extra_env,
-    }
-    log = open(tmp_path / f"{name}.log", "w")  # noqa: SIM115 - closed with the process
-    return subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "-P", "solo", "-n", f"{name}@%h",
-         "--loglevel", "info", "--without-gossip", "--without-mingle", "--without-heartbeat"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
-
-
-def wait_for(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    pytest.fail(f"timed out waiting for {what}")
+    return start(tmp_path, name, CELERY_VISIBILITY_TIMEOUT=str(visibility_timeout), **extra_env)
 
 
 @pytest.fixture
 def redis_broker():
-    require(connection.vendor == "postgresql", "the worker tests need PostgreSQL (DATABASE_URL)")
-    require(settings.CELERY_BROKER_URL.startswith("redis://"), "the worker tests need Redis (REDIS_URL)")
+    require_worker_services()
     from config.celery import app
 
     app.control.purge()  # nothing left over from an earlier run
