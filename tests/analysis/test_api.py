@@ -60,3 +60,17 @@ def test_the_results_route_makes_a_fixed_number_of_queries(api, alice, make_stud
     analysis_run_execute(run_id=analysis_run_create(study=study, enqueue=False).pk)
     with django_assert_num_queries(2):  # the owner-scoped study, the newest results
         assert api.get(f"/api/studies/{study.slug}/results/").status_code == 200
+
+
+def test_the_runs_routes_make_a_fixed_number_of_queries(api, alice, make_study,
+                                                        django_assert_num_queries):
+    study = make_study(alice)
+    runs = [analysis_run_execute(run_id=analysis_run_create(study=study, enqueue=False).pk)
+            for _ in range(3)]
+    # the owner-scoped study, the page count, the page of runs (their documents are not loaded)
+    with django_assert_num_queries(3):
+        listed = api.get(f"/api/studies/{study.slug}/runs/").json()
+    assert [r["id"] for r in listed["results"]] == [r.pk for r in reversed(runs)]
+    assert all("results" not in r for r in listed["results"])
+    with django_assert_num_queries(2):  # the owner-scoped study, the run
+        assert api.get(f"/api/studies/{study.slug}/runs/{runs[0].pk}/").json()["status"] == "done"

@@ -212,3 +212,11 @@ def test_it_needs_a_login(demos):
     study = demos["demo-coref"].study
     response = Client().get(url("dashboard", study))
     assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+
+
+def test_the_status_poll_makes_a_fixed_number_of_queries(owner_client, demos,
+                                                         django_assert_num_queries):
+    study = demos["demo-coref"].study
+    run = finished_run(study)
+    with django_assert_num_queries(4):  # session, user, the owner-scoped study, the run
+        assert owner_client.get(url("run_status", study, run_id=run.pk)).json()["progress"] == 100
