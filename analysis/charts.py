@@ -701,6 +701,24 @@ def _gap_aggregate(records: list[Mapping[str, Any]]) -> str | None:
     return next((a for a in aggregates if isinstance(a, str)), None)
 
 
+MAX_SCATTER_POINTS = 2000  # per metric panel: the page embeds the data inline
+
+
+def _thin_scatter(rows: list[dict[str, Any]], metrics: list[str]) -> tuple[list[dict[str, Any]], int]:
+    """Keep at most MAX_SCATTER_POINTS evenly spaced items per metric, plus its largest gaps."""
+    kept: list[dict[str, Any]] = []
+    left_out = 0
+    for metric in metrics:
+        panel = [r for r in rows if r["metric"] == metric]
+        if len(panel) > MAX_SCATTER_POINTS:
+            every = set(range(0, len(panel), -(-len(panel) // MAX_SCATTER_POINTS)))
+            sample = [r for i, r in enumerate(panel) if i in every or r["largest"]]
+            left_out += len(panel) - len(sample)
+            panel = sample
+        kept += panel
+    return kept, left_out
+
+
 def _gaps_scatter(ctx: _Context) -> Chart | None:
     records = ctx.records("item_gaps", scale=ctx.scale)
     aggregate = _gap_aggregate(records)
@@ -724,6 +742,7 @@ def _gaps_scatter(ctx: _Context) -> Chart | None:
                         key=lambda r: -r["abs_gap"])
         for r in ranked[:3]:
             r["largest"] = True
+    rows, thinned = _thin_scatter(rows, metrics)
     tooltip = [_tip("item"), _tip("metric"), _qtip("human", f"human {aggregate} (0–1)"),
                _qtip("metric_value", "metric"), _qtip("gap", "gap (metric − human)", "+.3f")]
     x_title, y_title = f"human {aggregate}, rescaled to 0–1", "metric value"
@@ -760,6 +779,11 @@ def _gaps_scatter(ctx: _Context) -> Chart | None:
         f"rescaled to 0–1, one panel per metric: points above the dashed diagonal are items the "
         f"metric rates higher than the humans, points below lower. The three largest gaps per "
         f"metric are red and named.")
+    if thinned:
+        description += (
+            f" With more than {MAX_SCATTER_POINTS} items a panel draws an evenly spaced sample of "
+            f"at most {MAX_SCATTER_POINTS} of them plus the largest gaps ({thinned} points left "
+            f"out in all); every item's gap is in the results document (item_gaps).")
     return _chart("gaps-scatter", "gaps", f"Metric vs human per item ({ctx.scale} scale)",
                   description, rows, concat=panels, columns=4)
 

@@ -498,3 +498,25 @@ def test_random_documents_always_give_valid_specs(document, scale, level):
         for row in chart_data(chart):
             for value in row.values():
                 assert not (isinstance(value, float) and not math.isfinite(value))
+
+
+def test_a_large_gap_scatter_is_thinned_but_keeps_the_largest_gaps(doc, monkeypatch):
+    import analysis.charts as charts_module
+
+    assert "evenly spaced sample" not in by_name(build_charts(doc))["gaps-scatter"].description
+    monkeypatch.setattr(charts_module, "MAX_SCATTER_POINTS", 2)
+    many = copy.deepcopy(doc)
+    base = [g for g in many["item_gaps"] if g["scale"] == "raw" and g["aggregate"] == "mean"]
+    per_metric = {m: sum(1 for g in base if g["metric"] == m) for m in {g["metric"] for g in base}}
+    scatter = by_name(build_charts(many))["gaps-scatter"]
+    assert_valid(scatter)
+    data = chart_data(scatter)
+    for metric, n in per_metric.items():
+        drawn = [r for r in data if r["metric"] == metric]
+        largest = [r for r in drawn if r["largest"]]
+        assert len(drawn) <= 2 + len(largest) and len(drawn) < n
+        # the red, named points are never sampled away
+        assert len(largest) == min(3, sum(1 for g in base if g["metric"] == metric
+                                          and g.get("human") is not None
+                                          and g.get("metric_value") is not None))
+    assert "evenly spaced sample" in scatter.description
