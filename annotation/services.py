@@ -12,6 +12,7 @@ from django.utils import timezone
 from studies.models import Participant
 
 from .models import Response
+from .selectors import hot_cursor
 
 MAX_ACTIVE_MS = 24 * 3600 * 1000
 MAX_EVENTS = 500
@@ -75,12 +76,14 @@ RETURNING n_answered, n_assigned
 # PostgreSQL runs both as ONE statement (a data-modifying WITH), committed on its own: one round
 # trip instead of four (BEGIN, INSERT, UPDATE, COMMIT) for every answer. A single statement is
 # atomic; the counter is updated only when the answer was inserted. No row back: nothing inserted.
+# It is prepared once per connection (selectors.hot_cursor); the casts type its parameters.
 _SUBMIT_PG_SQL = """
 WITH inserted AS (
     INSERT INTO annotation_response (participant_id, item_id, presentation, assignment_id,
                                      position, value, client_id, active_ms, events, source,
                                      received_at)
-    SELECT a.participant_id, a.item_id, a.presentation, a.id, a.position, %s, %s, %s, %s, %s, %s
+    SELECT a.participant_id, a.item_id, a.presentation, a.id, a.position,
+           %s::double precision, %s::uuid, %s::integer, %s::jsonb, %s::varchar, %s::timestamptz
     FROM studies_assignment a
     WHERE a.participant_id = %s AND a.position = %s
     ON CONFLICT DO NOTHING
@@ -89,7 +92,7 @@ WITH inserted AS (
     UPDATE studies_participant
     SET n_answered = n_answered + 1,
         completed_at = CASE WHEN completed_at IS NULL AND n_answered + 1 >= n_assigned
-                            THEN %s ELSE completed_at END
+                            THEN %s::timestamptz ELSE completed_at END
     WHERE id = %s AND EXISTS (SELECT 1 FROM inserted)
     RETURNING n_answered, n_assigned
 )
@@ -108,10 +111,11 @@ WHERE a.participant_id = %s AND a.position = %s
 
 def _store(connection, insert_params: list, count_params: list) -> tuple[int, int, int] | None:
     """Insert the answer and count it atomically; return (id, answered, assigned) or None."""
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
+    if connection.vendor == "postgresql":
+        with hot_cursor(connection.alias) as cursor:
             cursor.execute(_SUBMIT_PG_SQL, insert_params + count_params)
             return cursor.fetchone()
+    with connection.cursor() as cursor:
         with transaction.atomic(using=connection.alias):
             cursor.execute(_INSERT_SQL, insert_params)
             inserted = cursor.fetchone()

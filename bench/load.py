@@ -78,6 +78,12 @@ P_RESEND = 0.10    # re-sent with the same client id after the acknowledgement (
 P_INFLIGHT = 0.05  # sent twice at once on two connections (duplicate POSTs in flight)
 P_NEW_ID = 0.02    # answered again with a new client id (a second tab, a double click)
 REQUEST_TIMEOUT = 15.0
+# A browser does not keep one connection for ever (gunicorn closes it after 2 s idle, and real
+# annotators pause between items), so a client drops its connection after 25 requests on
+# average and opens a new one. Besides, gthread workers accept connections unevenly: connections
+# kept for a whole phase would freeze one lucky placement (seen: one worker with 3 annotators,
+# the other with 47), and reconnecting lets the kernel spread them again, as in production.
+REQUESTS_PER_CONNECTION = 25
 SCALE_VALUES = list(range(8))  # likert-0-7-coref
 DUPLICATES = 10
 
@@ -89,68 +95,117 @@ class HttpError(Exception):
     pass
 
 
+class SetupError(Exception):
+    """The run could not be set up (no PostgreSQL, a database it must not drop, no server)."""
+
+
+Reply = tuple[int, list[tuple[bytes, bytes]], bytes]
+
+
+class _Http(asyncio.Protocol):
+    """HTTP/1.1 responses parsed straight from the socket's bytes (cheaper than streams)."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.buffer = bytearray()
+        self.waiter: asyncio.Future | None = None
+        self.closed = False
+
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+
+    def connection_lost(self, exc) -> None:
+        self.closed = True
+        if self.waiter is not None and not self.waiter.done():
+            self.waiter.set_exception(ConnectionError("the server closed the connection"))
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        if self.waiter is None or self.waiter.done():
+            return
+        try:
+            reply = self._parse()
+        except (ValueError, IndexError) as exc:
+            self.waiter.set_exception(HttpError(f"unparsable response: {exc}"))
+            return
+        if reply is not None:
+            self.waiter.set_result(reply)
+
+    def _parse(self) -> tuple[Reply, bool] | None:
+        end = self.buffer.find(b"\r\n\r\n")
+        if end < 0:
+            return None
+        lines = bytes(self.buffer[:end]).split(b"\r\n")
+        status = int(lines[0].split(b" ", 2)[1])
+        headers = []
+        length, chunked, close = 0, False, False
+        for line in lines[1:]:
+            name, _, value = line.partition(b":")
+            name, value = name.strip().lower(), value.strip()
+            headers.append((name, value))
+            if name == b"content-length":
+                length = int(value)
+            elif name == b"transfer-encoding" and b"chunked" in value.lower():
+                chunked = True
+            elif name == b"connection" and value.lower() == b"close":
+                close = True
+        start = end + 4
+        if not chunked:
+            if len(self.buffer) < start + length:
+                return None
+            body = bytes(self.buffer[start:start + length])
+            del self.buffer[:start + length]
+            return (status, headers, body), close
+        parts, pos = [], start
+        while True:
+            eol = self.buffer.find(b"\r\n", pos)
+            if eol < 0:
+                return None
+            size = int(bytes(self.buffer[pos:eol]).split(b";")[0], 16)
+            if len(self.buffer) < eol + 2 + size + 2:
+                return None
+            parts.append(bytes(self.buffer[eol + 2:eol + 2 + size]))
+            pos = eol + 2 + size + 2
+            if size == 0:
+                del self.buffer[:pos]
+                return (status, headers, b"".join(parts)), close
+
+
 class Connection:
     """One keep-alive HTTP/1.1 connection to the server; reconnects when the server closes it."""
 
     def __init__(self, host: str, port: int):
         self.host, self.port = host, port
-        self.reader: asyncio.StreamReader | None = None
-        self.writer: asyncio.StreamWriter | None = None
-
-    async def _open(self) -> None:
-        self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+        self.protocol: _Http | None = None
 
     def close(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
-        self.reader = self.writer = None
+        if self.protocol is not None and self.protocol.transport is not None:
+            self.protocol.transport.close()
+        self.protocol = None
 
-    async def request(self, head: bytes, body: bytes = b"") -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+    async def request(self, head: bytes, body: bytes = b"") -> Reply:
         """Send one request (`head` ends with the blank line) and read the whole response."""
+        loop = asyncio.get_running_loop()
         for attempt in (1, 2):
-            if self.writer is None:
-                await self._open()
-            assert self.reader is not None and self.writer is not None
+            if self.protocol is None or self.protocol.closed:
+                _, self.protocol = await loop.create_connection(_Http, self.host, self.port)
+            protocol = self.protocol
+            protocol.buffer.clear()
+            protocol.waiter = loop.create_future()
+            protocol.transport.write(head + body)
             try:
-                self.writer.write(head + body)
-                raw = await self.reader.readuntil(b"\r\n\r\n")
-            except (ConnectionError, asyncio.IncompleteReadError):
+                reply, close = await protocol.waiter
+            except ConnectionError:
                 # A keep-alive connection the server closed while idle: reconnect once.
                 self.close()
                 if attempt == 2:
                     raise
                 continue
-            lines = raw[:-4].split(b"\r\n")
-            status = int(lines[0].split(b" ", 2)[1])
-            headers = []
-            length, chunked, close = None, False, False
-            for line in lines[1:]:
-                name, _, value = line.partition(b":")
-                name, value = name.strip().lower(), value.strip()
-                headers.append((name, value))
-                if name == b"content-length":
-                    length = int(value)
-                elif name == b"transfer-encoding" and b"chunked" in value.lower():
-                    chunked = True
-                elif name == b"connection" and value.lower() == b"close":
-                    close = True
-            if chunked:
-                parts = []
-                while True:
-                    size = int((await self.reader.readuntil(b"\r\n"))[:-2].split(b";")[0], 16)
-                    if size == 0:
-                        await self.reader.readuntil(b"\r\n")
-                        break
-                    parts.append((await self.reader.readexactly(size + 2))[:-2])
-                data = b"".join(parts)
-            elif length is not None:
-                data = await self.reader.readexactly(length)
-            else:
-                data = await self.reader.read()
-                close = True
+            finally:
+                protocol.waiter = None
             if close:
                 self.close()
-            return status, headers, data
+            return reply
         raise HttpError("unreachable")
 
 
@@ -166,6 +221,7 @@ class Annotator:
     csrf: str = ""
     position: int = 0
     ran_out: bool = False
+    answer_head: bytes | None = None
     rng: random.Random = field(default_factory=random.Random)
 
     def cookie_header(self) -> bytes:
@@ -251,14 +307,16 @@ def answer_payload(ann: Annotator, position: int, client_id: str, value: int) ->
 async def post_answer(ann: Annotator, conn: Connection, position: int, client_id: str,
                       body: bytes, log: AnswerLog) -> bool:
     """POST one answer; record latency and acknowledgement; True when acknowledged."""
-    head = ann.head("POST", f"/a/{ann.token}/answer/", length=len(body), extra=(
-        "Content-Type: application/json\r\nAccept: application/json\r\n"
-        f"X-CSRFToken: {ann.csrf}\r\nOrigin: http://{ann.base}\r\n"
-        f"Referer: http://{ann.base}/a/{ann.token}/next/\r\n"))
+    if ann.answer_head is None:  # the same headers every time but the length
+        ann.answer_head = ann.head("POST", f"/a/{ann.token}/answer/", extra=(
+            "Content-Type: application/json\r\nAccept: application/json\r\n"
+            f"X-CSRFToken: {ann.csrf}\r\nOrigin: http://{ann.base}\r\n"
+            f"Referer: http://{ann.base}/a/{ann.token}/next/\r\n"))[:-2]
+    head = ann.answer_head + b"Content-Length: %d\r\n\r\n" % len(body)
     start = time.perf_counter()
     try:
         status, _, data = await asyncio.wait_for(conn.request(head, body), REQUEST_TIMEOUT)
-    except (TimeoutError, OSError, asyncio.IncompleteReadError, HttpError, ValueError) as exc:
+    except (TimeoutError, OSError, HttpError, ValueError) as exc:
         conn.close()
         log.errors.append(f"{type(exc).__name__}: {exc}"[:200])
         return False
@@ -281,16 +339,17 @@ async def post_answer(ann: Annotator, conn: Connection, position: int, client_id
 
 
 async def annotate(ann: Annotator, conns: tuple[Connection, Connection], stop_at: float,
-                   log: AnswerLog) -> None:
+                   log: AnswerLog, stagger: float) -> None:
     """Answer item after item until `stop_at`, with retries and duplicates as real browsers do."""
     main, spare = conns
     position = ann.position
+    await asyncio.sleep(ann.rng.uniform(0.0, stagger))  # annotators do not all start at once
     while time.perf_counter() < stop_at:
         if position >= ann.assigned:
             ann.ran_out = True
             return
         value = ann.rng.choice(SCALE_VALUES)
-        client_id = str(uuid.uuid4())
+        client_id = str(uuid.UUID(int=ann.rng.getrandbits(128), version=4))
         body = answer_payload(ann, position, client_id, value)
         log.sends["first"] += 1
         if ann.rng.random() < P_INFLIGHT:
@@ -311,12 +370,14 @@ async def annotate(ann: Annotator, conns: tuple[Connection, Connection], stop_at
             await post_answer(ann, main, position, client_id, body, log)
         if ok and ann.rng.random() < P_NEW_ID:
             log.sends["new_id"] += 1
-            other = str(uuid.uuid4())
+            other = str(uuid.UUID(int=ann.rng.getrandbits(128), version=4))
             await post_answer(ann, main, position, other,
                               answer_payload(ann, position, other, value), log)
         position += 1
         if ok:
             ann.position = position
+        if ann.rng.random() < 1 / REQUESTS_PER_CONNECTION:
+            main.close()
 
 
 # --- Phase 2: next-item pages ----------------------------------------------------------------
@@ -330,14 +391,16 @@ class PageLog:
     bytes: int = 0
 
 
-async def browse(ann: Annotator, conn: Connection, stop_at: float, log: PageLog) -> None:
+async def browse(ann: Annotator, conn: Connection, stop_at: float, log: PageLog,
+                 stagger: float) -> None:
     """Load the annotator's next-item page again and again until `stop_at`."""
     head = ann.head("GET", f"/a/{ann.token}/next/", extra="Accept: text/html\r\n")
+    await asyncio.sleep(ann.rng.uniform(0.0, stagger))
     while time.perf_counter() < stop_at:
         start = time.perf_counter()
         try:
-            status, _, data = await asyncio.wait_for(conn.request(head), REQUEST_TIMEOUT)
-        except (TimeoutError, OSError, asyncio.IncompleteReadError, HttpError, ValueError) as exc:
+            status, headers, data = await asyncio.wait_for(conn.request(head), REQUEST_TIMEOUT)
+        except (TimeoutError, OSError, HttpError, ValueError) as exc:
             conn.close()
             log.errors.append(f"{type(exc).__name__}: {exc}"[:200])
             continue
@@ -346,7 +409,10 @@ async def browse(ann: Annotator, conn: Connection, stop_at: float, log: PageLog)
         log.latencies.append(end - start)
         log.bytes += len(data)
         if status != 200 or b'id="answer-form"' not in data:
-            log.errors.append(f"HTTP {status}: {data[:160]!r}")
+            where = dict(headers).get(b"location", b"").decode()
+            log.errors.append(f"{ann.token[:8]}… HTTP {status} {where}: {data[:160]!r}")
+        if ann.rng.random() < 1 / REQUESTS_PER_CONNECTION:
+            conn.close()
 
 
 # --- CPU accounting from /proc ---------------------------------------------------------------
@@ -479,11 +545,11 @@ async def measured(run, master_pid: int, pg, warmup: float, seconds: float):
 def database_name(url: str) -> str:
     parts = urlsplit(url)
     if parts.scheme not in {"postgres", "postgresql", "pgsql"}:
-        raise SystemExit(f"bench.load needs PostgreSQL; --database-url {url!r} is not a postgres:// URL "
+        raise SetupError(f"PostgreSQL is required; --database-url {url!r} is not a postgres:// URL "
                          "(the targets are for PostgreSQL, and concurrency is never measured on SQLite)")
     name = parts.path.lstrip("/")
     if not re.fullmatch(r"[a-z0-9_]*bench[a-z0-9_]*", name) or name in FORBIDDEN_DATABASES:
-        raise SystemExit(f"refusing to drop and re-create database {name!r}: its name must contain "
+        raise SetupError(f"refusing to drop and re-create database {name!r}: its name must contain "
                          "'bench' (e.g. concord_bench)")
     return name
 
@@ -497,7 +563,7 @@ def recreate_database(url: str, name: str, *, drop_only: bool = False) -> None:
     try:
         conn = psycopg.connect(admin, autocommit=True, connect_timeout=5)
     except psycopg.OperationalError as exc:
-        raise SystemExit(f"bench.load needs a running PostgreSQL at {parts.netloc}: {exc}".strip()) from None
+        raise SetupError(f"no PostgreSQL answers at {parts.netloc}: {exc}".strip()) from None
     with conn:
         conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
         if not drop_only:
@@ -544,7 +610,7 @@ def start_gunicorn(*, port: int, workers: int, threads: int, env: dict[str, str]
         sys.executable, "-m", "gunicorn", "config.wsgi:application",
         "--bind", f"{HOST}:{port}", "--worker-class", "gthread",
         "--workers", str(workers), "--threads", str(threads),
-        "--keep-alive", "5", "--log-level", "warning", "--graceful-timeout", "10",
+        "--log-level", "warning", "--graceful-timeout", "10",
     ]
     handle = log.open("w")
     proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT,
@@ -552,7 +618,7 @@ def start_gunicorn(*, port: int, workers: int, threads: int, env: dict[str, str]
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise SystemExit(f"gunicorn exited with {proc.returncode}; see {log}:\n{log.read_text()[-2000:]}")
+            raise SetupError(f"gunicorn exited with {proc.returncode}; see {log}:\n{log.read_text()[-2000:]}")
         try:
             with socket.create_connection((HOST, port), timeout=0.5):
                 pass
@@ -564,7 +630,7 @@ def start_gunicorn(*, port: int, workers: int, threads: int, env: dict[str, str]
             pass
         time.sleep(0.2)
     stop_process(proc)
-    raise SystemExit(f"gunicorn did not start in 30 s; see {log}")
+    raise SetupError(f"gunicorn did not start in 30 s; see {log}")
 
 
 def stop_process(proc: subprocess.Popen) -> None:
@@ -650,7 +716,7 @@ def fmt(value: float | None, spec: str = ".1f") -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.load", description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=20.0,
                         help=f"measured seconds per phase (at most {MAX_SECONDS})")
     parser.add_argument("--warmup", type=float, default=2.0, help="unmeasured seconds before each phase")
@@ -671,8 +737,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.workers < 1 or args.threads < 1:
         parser.error("--workers and --threads must be positive")
     name = database_name(args.database_url)
-    # Enough items that no annotator runs out even at several times the target rate.
-    n_items = args.items or max(300, int((args.seconds + args.warmup) * 40))
+    # Enough items that no annotator runs out: gthread serves its connections unevenly, and one
+    # annotator on a lightly loaded worker has answered 50 items a second.
+    n_items = args.items or max(300, int((args.seconds + args.warmup) * 80))
 
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     env = {
@@ -684,7 +751,7 @@ def main(argv: list[str] | None = None) -> int:
         "DATABASE_POOL_MIN": str(args.threads),
         "DATABASE_POOL_MAX": str(args.threads),
         "LOG_LEVEL": "WARNING",
-        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "config.settings"),
     }
     for key in ("REDIS_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND", "CELERY_TASK_ALWAYS_EAGER"):
         env.pop(key, None)
@@ -728,8 +795,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"server: gunicorn gthread, {args.workers} workers x {args.threads} threads on "
               f"{HOST}:{port}, DEBUG off, pool of {args.threads} PostgreSQL connections per worker")
         print(f"        {' '.join(command[1:])}")
-        print(f"client: asyncio HTTP/1.1 keep-alive sockets in this process; "
-              f"{args.warmup:g} s warm-up + {args.seconds:g} s measured per phase")
+        print(f"client: asyncio HTTP/1.1 keep-alive sockets in this process, a new connection "
+              f"every ~{REQUESTS_PER_CONNECTION} requests; {args.warmup:g} s warm-up + "
+              f"{args.seconds:g} s measured per phase")
 
         result = asyncio.run(run_phases(args, port, proc.pid, study_id, people))
     finally:
@@ -766,7 +834,7 @@ async def run_phases(args, port: int, master_pid: int, study_id: int, people) ->
     log = AnswerLog()
 
     async def answers(stop_at: float) -> None:
-        await asyncio.gather(*(annotate(a, c, stop_at, log)
+        await asyncio.gather(*(annotate(a, c, stop_at, log, args.warmup / 2)
                                for a, c in zip(annotators, conns, strict=True)))
 
     start, stop, cpu1 = await measured(answers, master_pid, pg, args.warmup, args.seconds)
@@ -777,11 +845,12 @@ async def run_phases(args, port: int, master_pid: int, study_id: int, people) ->
     checks = await asyncio.to_thread(verify, study_id, annotators, pks, log)  # Django is sync
 
     pages = PageLog()
-    browsers = annotators[:args.pages_concurrency]
+    # Annotators part-way through their assignment (a finished one is sent to the done page).
+    browsers = [a for a in annotators if a.position < a.assigned][:args.pages_concurrency]
     page_conns = [Connection(HOST, port) for _ in browsers]
 
     async def browsing(stop_at: float) -> None:
-        await asyncio.gather(*(browse(a, c, stop_at, pages)
+        await asyncio.gather(*(browse(a, c, stop_at, pages, args.warmup / 2)
                                for a, c in zip(browsers, page_conns, strict=True)))
 
     pstart, pstop, cpu2 = await measured(browsing, master_pid, pg, args.warmup, args.seconds)
@@ -794,6 +863,8 @@ async def run_phases(args, port: int, master_pid: int, study_id: int, people) ->
         "bounds1": (start, stop), "checks": checks,
         "pages": pages, "lat2": lat2, "cpu2": cpu2, "window2": pstop - pstart,
         "ran_out": sum(a.ran_out for a in annotators),
+        "browsers": len(browsers),
+        "per_annotator": sorted(a.position for a in annotators),
     }
 
 
@@ -824,6 +895,9 @@ def report(args, result: dict) -> int:
           f"  max {fmt(p1['max_ms'])}   (p99 target < {TARGETS['answer_p99_ms']:.0f}: "
           f"x{(p1['p99_ms'] or 0) / TARGETS['answer_p99_ms']:.2f} of the limit)")
     print(f"  errors: {len(log.errors)}" + (f" (first: {log.errors[0]})" if log.errors else ""))
+    spread = result["per_annotator"]
+    print(f"  answers per annotator: min {spread[0]}, median {spread[len(spread) // 2]}, "
+          f"max {spread[-1]} (gthread serves keep-alive connections unevenly under saturation)")
     if result["ran_out"]:
         print(f"  WARNING: {result['ran_out']} annotators ran out of items; raise --items")
     print(f"  rows check: {checks['rows']} rows = {checks['distinct_triples']} distinct "
@@ -836,14 +910,14 @@ def report(args, result: dict) -> int:
     print(_cpu_line(cpu1))
 
     print()
-    print(f"phase 2: {args.pages_concurrency} annotators loading their next-item page for {seconds2:.1f} s")
+    print(f"phase 2: {result['browsers']} annotators loading their next-item page for {seconds2:.1f} s")
     pages: PageLog = result["pages"]
     print(f"  pages/s: {pages_per_s:7.1f}   (target >= {TARGETS['pages_per_s']:.0f}: "
           f"x{pages_per_s / TARGETS['pages_per_s']:.2f}); "
           f"{pages.bytes / max(1, len(pages.latencies)) / 1024:.1f} KiB a page")
     print(f"  latency ms: p50 {fmt(p2['p50_ms'])}  p95 {fmt(p2['p95_ms'])}  p99 {fmt(p2['p99_ms'])}"
           f"  max {fmt(p2['max_ms'])}")
-    print(f"  errors: {len(pages.errors)}" + (f" (first: {pages.errors[0]})" if pages.errors else ""))
+    print(f"  errors: {len(pages.errors)}" + (f" (first: {pages.errors[0]}; last: {pages.errors[-1]})" if pages.errors else ""))
     print(_cpu_line(cpu2))
 
     print()
@@ -899,5 +973,13 @@ def _cpu_line(cpu: dict[str, float]) -> str:
             f"other {cpu['other']:.2f}; machine busy {cpu['machine']:.2f}")
 
 
+def run(argv: list[str] | None = None) -> int:
+    try:
+        return main(argv)
+    except SetupError as exc:
+        print(f"bench.load: {exc}", file=sys.stderr)
+        return 2
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run())
