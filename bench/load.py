@@ -360,7 +360,7 @@ async def annotate(ann: Annotator, conns: tuple[Connection, Connection], stop_at
         else:
             ok = await post_answer(ann, main, position, client_id, body, log)
         tries = 0
-        while not ok and tries < 3:  # the page's outbox retries until acknowledged
+        while not ok and tries < 3 and time.perf_counter() < stop_at:  # the page's outbox retries
             tries += 1
             log.sends["after_error"] += 1
             await asyncio.sleep(0.2 * tries)
@@ -925,8 +925,10 @@ def report(args, result: dict) -> int:
     ours = {"answers/s (1 core)": answers_per_s, "answers/s": answers_per_s, "pages/s": pages_per_s}
     for peer, what, quoted, value in PEERS:
         print(f"  {peer:12s} {what:19s} {quoted:>8s}   Concord {ours[what]:7.1f} (x{ours[what] / value:.1f})")
-    print("  note: Potato's answers/s figure is for one core; Concord's share of the two cores is "
-          "in the CPU lines above.")
+    per_core = answers_per_s / cpu1["gunicorn"] if cpu1["gunicorn"] > 0 else 0.0
+    print(f"  Potato's answers/s are for one core: Concord's {answers_per_s:.1f} used "
+          f"{cpu1['gunicorn']:.2f} cores of gunicorn, i.e. {per_core:.0f} answers/s per core of app "
+          f"server (plus {cpu1['postgres']:.2f} cores of PostgreSQL)")
     print("honesty: client, gunicorn and PostgreSQL share the same 2 cores; the generator's own "
           "CPU is the 'generator' share above, and 'other' is work outside this benchmark.")
 
@@ -956,6 +958,7 @@ def report(args, result: dict) -> int:
         "pages_per_s": round(pages_per_s, 1),
         "page_latency": rounded(p2),
         "page_errors": len(pages.errors),
+        "answers_per_gunicorn_core": round(per_core, 1),
         "cpu_cores_answers": rounded(cpu1),
         "cpu_cores_pages": rounded(cpu2),
         "targets": TARGETS,
