@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test test-fast lint messages bench vendor clean
+.PHONY: run test test-fast lint messages bench bench-load vendor clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -53,6 +53,10 @@ bench: $(VENV)/.test-deps
 	$(BIN)/python -m bench.trust
 	$(BIN)/python -m bench.crowd
 	$(BIN)/python -m bench.export
+
+## bench-load: answers/s and next-item pages/s on gunicorn + PostgreSQL (exits 1 if a target is missed)
+bench-load: $(VENV)/.test-deps
+	$(BIN)/python -m bench.load
 
 ## vendor: regenerate static/vendor/vega/ from frontend/package-lock.json (needs Node and npm)
 vendor:
