@@ -6,8 +6,6 @@ queries whatever the study's size (pinned in tests/analysis/test_dashboard.py).
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from datetime import timedelta
 
@@ -26,6 +24,7 @@ from studies.selectors import study_get
 
 from . import dashboard as tables
 from .charts import build_charts, chart_data
+from .export_formats import csv_chunks
 from .models import AnalysisRun
 from .results import DEFAULTS
 from .services import analysis_run_create
@@ -204,23 +203,10 @@ def chart_values(request: HttpRequest, slug: str, name: str, fmt: str) -> HttpRe
         body = json.dumps(rows, indent=1, ensure_ascii=False)
         return _attachment(HttpResponse(body, content_type="application/json"),
                            f"{study.slug}-{chart.name}.json")
-    from .exports import neutralise
-
     columns: list[str] = []
     for row in rows:
         columns += [k for k in row if k not in columns]
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow([neutralise(c) for c in columns])
-    for row in rows:
-        writer.writerow([_csv_cell(row.get(c), neutralise) for c in columns])
-    return _attachment(HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8"),
+    body = b"".join(csv_chunks(columns, ([row.get(c) for c in columns] for row in rows)))
+    return _attachment(HttpResponse(body, content_type="text/csv; charset=utf-8"),
                        f"{study.slug}-{chart.name}.csv")
 
-
-def _csv_cell(value, neutralise):
-    if value is None:
-        return ""
-    if isinstance(value, (list, dict)):
-        return neutralise(json.dumps(value, ensure_ascii=False))
-    return neutralise(value)
