@@ -5,7 +5,10 @@ RUN apt-get update && apt-get install -y --no-install-recommends gettext && rm -
 COPY requirements.txt .
 RUN pip install --no-cache-dir -r requirements.txt
 COPY . .
-RUN SECRET_KEY=build python manage.py collectstatic --noinput -v0
+# collectstatic needs settings, not the production key: a throw-away one (DEBUG is off, so a
+# weak key would be refused).
+RUN SECRET_KEY="$(python -c 'import secrets; print(secrets.token_urlsafe(50))')" \
+    python manage.py collectstatic --noinput -v0
 RUN useradd --system concord && mkdir -p /var/lib/concord && chown concord /var/lib/concord
 USER concord
 EXPOSE 8000

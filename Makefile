@@ -29,8 +29,8 @@ run: $(VENV)/.run-deps
 	trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
 	$(BIN)/python manage.py runserver --noreload $(HOST):$(PORT)
 
-## test: install the test dependencies (and Chromium when possible), then run every test
-test: $(VENV)/.test-deps
+## test: install the test dependencies (and Chromium when possible), lint, then run every test
+test: $(VENV)/.test-deps lint
 	@command -v chromium >/dev/null 2>&1 || [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null \
 	  || { echo "Installing Chromium for the browser tests (apt)"; \
 	       apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
@@ -41,8 +41,10 @@ test: $(VENV)/.test-deps
 test-fast: $(VENV)/.test-deps
 	$(BIN)/python -m pytest tests/unit -p no:django -q
 
+## lint: ruff on the whole tree, mypy --strict on the pure package core/ (see pyproject.toml)
 lint: $(VENV)/.test-deps
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 ## messages: extract and compile the annotator pages' translations (needs GNU gettext)
 messages: $(VENV)/.run-deps
@@ -63,4 +65,4 @@ vendor:
 	cd frontend && npm ci --no-audit --no-fund && npm run build
 
 clean:
-	rm -rf var .pytest_cache .hypothesis
+	rm -rf var .pytest_cache .hypothesis .mypy_cache

@@ -10,8 +10,9 @@ from rest_framework.decorators import api_view, permission_classes
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
-from studies.apis import OwnedStudyMixin
-from studies.selectors import study_get
+from core.results import SCHEMA
+from core.settings import AnalysisSettings, Knob, SettingsError, knobs
+from studies.selectors import StudyScopedMixin, study_get
 
 from .models import AnalysisRun
 from .selectors import latest_results
@@ -26,14 +27,57 @@ class AnalysisRunSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+def _api_field(spec: Knob) -> serializers.Field:
+    """The JSON type of one setting; its values are checked by AnalysisSettings itself."""
+    common = {"required": False, "help_text": f"{spec.help} ({spec.bounds()})" if spec.kind in
+              ("int", "float") else spec.help}
+    if spec.kind == "choice":
+        return serializers.ChoiceField(spec.choices, **common)
+    if spec.kind == "int":
+        return serializers.IntegerField(**common)
+    if spec.kind == "float":
+        return serializers.FloatField(allow_null=spec.optional, **common)
+    return serializers.ListField(child=serializers.CharField(), **common)
+
+
+def _nested(problems: dict[str, list[str]]) -> dict:
+    """``{"heuristics.slow.threshold_s": [...]}`` → ``{"heuristics": {"slow": {...}}}`` (DRF's shape)."""
+    out: dict = {}
+    for path, messages in problems.items():
+        *parents, name = path.split(".")
+        node = out
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[name] = messages
+    return out
+
+
 class RunStartSerializer(serializers.Serializer):
-    level = serializers.ChoiceField(["nominal", "ordinal", "interval", "ratio"], required=False)
-    trust_variant = serializers.ChoiceField(["paper", "notebook"], required=False)
-    simple_threshold = serializers.IntegerField(min_value=1, max_value=1000, required=False)
-    seed = serializers.IntegerField(required=False)
+    """Settings to change for this run; every key of the analysis settings may be given
+    (``heuristics`` as a nested object, e.g. ``{"slow": {"threshold_s": 600}}``)."""
+
+    heuristics = serializers.DictField(required=False, help_text=(
+        "the filtering rules' parameters to change, by rule: "
+        + "; ".join(f"{path.removeprefix('heuristics.')} ({spec.bounds() or spec.kind})"
+                    for path, spec in knobs().items() if path.startswith("heuristics."))))
+
+    def get_fields(self):
+        fields = {path: _api_field(spec) for path, spec in knobs().items() if "." not in path}
+        return {**fields, **super().get_fields()}
+
+    def validate(self, attrs):
+        # Unknown keys are errors here as everywhere else: a typo never passes silently.
+        unknown = {key: ["unknown key"] for key in self.initial_data if key not in self.fields}
+        try:
+            AnalysisSettings.from_mapping(attrs)
+        except SettingsError as exc:
+            raise serializers.ValidationError({**unknown, **_nested(exc.fields)}) from None
+        if unknown:
+            raise serializers.ValidationError(unknown)
+        return attrs
 
 
-class AnalysisRunViewSet(OwnedStudyMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin,
+class AnalysisRunViewSet(StudyScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin,
                          mixins.CreateModelMixin, viewsets.GenericViewSet):
     serializer_class = AnalysisRunSerializer
     queryset = AnalysisRun.objects.none()
@@ -55,7 +99,8 @@ class AnalysisRunViewSet(OwnedStudyMixin, mixins.ListModelMixin, mixins.Retrieve
 
 
 @extend_schema(responses=OpenApiTypes.OBJECT,
-               description="The results document concord.results/1 (docs/results.schema.json).")
+               description=f"The results document {SCHEMA}, every question of the study "
+                           "(docs/results.schema.json).")
 @api_view(["GET"])
 @permission_classes([IsAuthenticated])
 def results(request, study_slug: str) -> Response:

@@ -1,7 +1,7 @@
-"""Vega-Lite chart specs built from a results document (`concord.results/1`). Pure: no Django.
+"""Vega-Lite chart specs built from a results document (`concord.results/2`). Pure: no Django.
 
-`build_charts(doc, scale=..., level=...)` returns one `Chart` per non-empty section of the
-document; each spec is a complete Vega-Lite v6 spec whose data are inline (`{"values": [...]}`),
+`build_charts(doc, question=..., scale=..., level=...)` returns one `Chart` per non-empty section
+of the document, as it reads for one question (`core.results.question_view`); each spec is a complete Vega-Lite v6 spec whose data are inline (`{"values": [...]}`),
 and `chart_data(chart)` returns those rows (flat: strings, numbers, booleans, nulls) for the
 "download data" links. A number the document gives as null is never drawn as a number: the row
 keeps it as null with the record's `reason`, and the chart says "n/a" (or leaves the mark out and
@@ -14,13 +14,14 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+
+from core.results import question_keys, question_view
+from core.settings import LEVELS, RULES
 
 SECTIONS = ("trust", "duplicates", "timing", "heuristics", "gaps", "weights", "noise", "alpha")
 VEGA_LITE_SCHEMA = "https://vega.github.io/schema/vega-lite/v6.json"
-LEVELS = ("nominal", "ordinal", "interval", "ratio")
-RULES = ("slow", "low_variance", "high_random", "disagreeable", "sentiment")  # seed 003 [1]-[5]
 RULE_TESTS = {  # what the value is, and the test that flags (docs/statistics/heuristics.md)
     "slow": ("mean s", ">"),
     "low_variance": ("std", "<"),
@@ -44,16 +45,21 @@ class Chart:
 
 # --- public interface -----------------------------------------------------------------------
 
-def build_charts(doc: dict, *, scale: str = "raw", level: str | None = None) -> list[Chart]:
-    """Return the charts of a results document for one scale.
+def build_charts(doc: dict, *, question: str | None = None, scale: str = "raw",
+                 level: str | None = None) -> list[Chart]:
+    """Return the charts of a results document for one question and one scale.
 
-    `scale` selects the records of the scale-dependent sections (trust, alpha, duplicates, gaps,
+    `question` selects the question (a key of the document's `questions`; None or an unknown key:
+    the first); timing does not depend on it, and in a document of several questions every other
+    chart's title starts with the question's key. `scale` selects the records of the scale-dependent sections (trust, alpha, duplicates, gaps,
     weights); heuristics, correlations, timing and noise (one row per scale) do not depend on it.
     `level` is the analysis level: it picks the trust record and is marked in the alpha chart;
     None means the run's (`settings.level`). Sections that are empty (or have no record for the
     scale) give no chart.
     """
     doc = doc if isinstance(doc, Mapping) else {}
+    several = len(question_keys(doc)) > 1
+    doc = question_view(doc, question)
     settings = _mapping(doc.get("settings"))
     run_level = _text(settings.get("level")) or "ordinal"
     ctx = _Context(doc=doc, settings=settings, scale=str(scale), level=level or run_level)
@@ -62,8 +68,15 @@ def build_charts(doc: dict, *, scale: str = "raw", level: str | None = None) -> 
                     _gaps_scatter, _gaps_mean, _weights, _noise):
         chart = builder(ctx)
         if chart is not None:
+            if several and chart.section != "timing":  # time is the study's, not a question's
+                chart = _titled(chart, f"{doc.get('question')}: {chart.title}")
             charts.append(chart)
     return charts
+
+
+def _titled(chart: Chart, title: str) -> Chart:
+    spec = {**chart.spec, "title": {**_mapping(chart.spec.get("title")), "text": title}}
+    return replace(chart, title=title, spec=spec)
 
 
 def chart_data(chart: Chart) -> list[dict[str, Any]]:
@@ -307,10 +320,10 @@ def _trust(ctx: _Context) -> Chart | None:
     named = [r["annotator"] for r in rows if r["outlier"]]
     who = ", ".join(sorted(named, key=order.index)) if named else "none"
     description = (
-        f"Trust coefficient of each annotator on the {ctx.scale} scale (all items, {level} "
-        f"alpha), sorted from most to least trusted; the most trusted annotator has 1. "
-        f"Annotators at or left of the dashed line at {_fmt(threshold)} are outliers, drawn in "
-        f"red and named: {who}.")
+        f"Trust coefficient (Borovikova et al. 2022, Algorithm 1) of each annotator on the "
+        f"{ctx.scale} scale (all items, {level} alpha), sorted from most to least trusted; the "
+        f"most trusted annotator has 1. Annotators at or left of the dashed line at "
+        f"{_fmt(threshold)} are outliers, drawn in red and named: {who}.")
     if all(r["coefficient"] is None for r in rows):
         description = (f"Trust coefficients were not computed on the {ctx.scale} scale "
                        f"({level} alpha): {reason}.")
@@ -596,9 +609,9 @@ def _heuristics(ctx: _Context) -> Chart | None:
                _qtip("threshold", fmt=".3g"), _tip("status"), _tip("reason", "why")]
     flagged_any = sorted({r["annotator"] for r in rows if r["flagged"]}, key=order.index)
     description = (
-        "Each filtering rule of seed 003 (rows, with its test) applied to each annotator "
-        "(columns): red cells with ✕ are flagged, blue cells pass, grey cells could not be "
-        "computed (hover for why); the number is the annotator's value for the rule. "
+        "Each filtering rule of Solomon et al. (2021), §5.1 (rows, with its test) applied to "
+        "each annotator (columns): red cells with ✕ are flagged, blue cells pass, grey cells "
+        "could not be computed (hover for why); the number is the annotator's value for the rule. "
         f"Flagged: {', '.join(flagged_any) if flagged_any else 'nobody'}.")
     layers = [
         {"mark": {"type": "rect", "stroke": "white", "strokeWidth": 1},
@@ -664,10 +677,11 @@ def _correlations(ctx: _Context) -> Chart | None:
                                        else [])})]
     legend = ", ".join(f"[{_rule_number(rule, extra)}] {rule}" for rule in used)
     description = (
-        "Correlation of each metric with the per-item mean human label (Pearson left, Spearman "
-        "right): the first row is the baseline correlation, every other row the relative change "
-        "after removing the annotators flagged by that combination of rules (blue: the metric "
-        f"agrees better with the remaining humans, red: worse). Rules: {legend or 'none'}.")
+        "Solomon et al. (2021), table 3: correlation of each metric with the per-item mean human "
+        "label (Pearson left, Spearman right): the first row is the baseline correlation, every "
+        "other row the relative change after removing the annotators flagged by that combination "
+        "of rules (blue: the metric agrees better with the remaining humans, red: worse). "
+        f"Rules: {legend or 'none'}.")
     layers = [
         {"transform": [_valid("change")],
          "mark": {"type": "rect"},
@@ -826,10 +840,10 @@ def _gaps_mean(ctx: _Context) -> Chart | None:
                  tooltip=[_tip("metric"), _tip("aggregate"), _tip("reason", "why")]),
     ]
     description = (
-        f"Seed 000's table 2 on the {ctx.scale} scale: for each metric, the bar is the mean "
-        f"absolute gap between the metric and the human aggregate (mean or mode, rescaled to "
-        f"0–1) and the black tick the mean signed gap (right of 0: the metric rates items higher "
-        f"than the humans); all items left, simple items right.")
+        f"Borovikova et al. (2022), table 2, on the {ctx.scale} scale: for each metric, the bar "
+        f"is the mean absolute gap between the metric and the human aggregate (mean or mode, "
+        f"rescaled to 0–1) and the black tick the mean signed gap (right of 0: the metric rates "
+        f"items higher than the humans); all items left, simple items right.")
     return _chart("gaps-mean", "gaps", f"Mean metric–human gap ({ctx.scale} scale)", description,
                   rows,
                   facet={"column": {"field": "items", "type": "nominal", "title": None,
@@ -903,10 +917,10 @@ def _weights(ctx: _Context) -> Chart | None:
                                               "value": "white"}, "value": DARK}}},
     ]
     description = (
-        f"Seed 000's table 3 on the {ctx.scale} scale: each row is a linear model of a score "
-        f"(a metric, the human mean or mode, or one annotator) on the items' error counts, "
-        f"z-scored, with its R²; each cell is the weight of an error type. Red cells lower the "
-        f"score (the expected sign), blue cells raise it, grey cells could not be estimated.")
+        f"Borovikova et al. (2022), table 3, on the {ctx.scale} scale: each row is a linear model "
+        f"of a score (a metric, the human mean or mode, or one annotator) on the items' error "
+        f"counts, z-scored, with its R²; each cell is the weight of an error type. Red cells lower "
+        f"the score (the expected sign), blue cells raise it, grey cells could not be estimated.")
     return _chart("weights", "weights", f"Error-type weights ({ctx.scale} scale)", description,
                   rows, width={"step": 80}, height={"step": 22}, layer=layers)
 
@@ -994,9 +1008,10 @@ def _noise(ctx: _Context) -> Chart | None:
                  tooltip=[_tip("scale"), _tip("reason", "why")]),
     ]}
     description = (
-        f"Seed 004's easy/hard model on each scale. Left: the items with at least two answers, "
-        f"split into disagreed items (hard), agreed items that may be hard items agreeing by "
-        f"chance (t0 − d, an upper bound at {_pct(confidence)} confidence) and the rest (easy); "
+        f"The easy/hard model of Beigman Klebanov and Beigman (2009) on each scale. Left: the "
+        f"items with at least two answers, split into disagreed items (hard), agreed items that "
+        f"may be hard items agreeing by chance (t0 − d, an upper bound at {_pct(confidence)} "
+        f"confidence) and the rest (easy); "
         f"the black tick is the most disagreements that would still keep γ ≤ {_pct(max_gamma)}. "
         f"Right: γ, the share of the agreed items that may be noise, against the "
         f"{_pct(max_gamma)} line (γ is undefined with no agreed or no disagreed item).")

@@ -1,7 +1,9 @@
 """Shape a stored results document into the dashboard's tables (pure: no ORM, no Django).
 
 The dashboard reads the document and nothing else, so its query count does not grow with the
-study; everything here is plain reshaping of the document's flat records.
+study; everything here is plain reshaping of the document's flat records.  The page shows one
+question at a time: its functions take the document as it reads for that question
+(`core.results.question_view`), so they never mix two questions' records.
 """
 
 from __future__ import annotations
@@ -11,8 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-LEVELS = ("nominal", "ordinal", "interval", "ratio")
-RULES = ("slow", "low_variance", "high_random", "disagreeable", "sentiment")
+from core.settings import LEVELS, RULES
+
 RULE_LABELS = {
     "slow": "Slow",
     "low_variance": "Low variance",
@@ -82,6 +84,15 @@ def _by(records: Iterable[Mapping[str, Any]], **match: Any) -> list[Mapping[str,
 
 def scale_names(doc: Mapping[str, Any]) -> list[str]:
     return [s["name"] for s in doc.get("scales", [])]
+
+
+def question_choices(doc: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Return ``(key, label)`` of each question of the document, for the question selector."""
+    out = []
+    for q in doc.get("questions") or []:
+        prompt = (q.get("prompt") or "").strip()
+        out.append((q["key"], f"{q['key']}: {prompt}" if prompt else q["key"]))
+    return out
 
 
 def alpha_tables(doc: Mapping[str, Any]) -> list[AlphaTable]:
@@ -157,7 +168,10 @@ def flag_rows(doc: Mapping[str, Any]) -> tuple[list[str], list[FlagRow]]:
 
 
 def correlation_table(doc: Mapping[str, Any]) -> CorrelationTable:
-    """Rows: the baseline then every combination of rules; columns: metrics (seed 003 table 3)."""
+    """Tabulate the correlations as Solomon et al. 2021, table 3 does.
+
+    Rows: the baseline then every combination of rules; columns: metrics.
+    """
     records = doc.get("correlations", [])
     metrics = sorted({r["metric"] for r in records})
     grouped: dict[tuple[str, ...], dict[str, Any]] = {}

@@ -2,119 +2,92 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
+from django.db import connections, router
 
-from annotation.models import Response
-from studies.models import Item, Study
+from annotation.models import Answer, Response
+from core.data import QuestionData, StudyData, item_columns, question_data_from_answers
+from studies.models import Item, Participant, Question, Study
+
+# One row per answer of an answered presentation, in the order of the presentation's first
+# response (so annotators are numbered as `participant_pseudonyms` numbers them), with the first
+# response's active time (time is measured on the first answer) and the current revision's
+# answers to every question.  A presentation without any stored answer is not a row.
+_ANSWERS_SQL = """
+SELECT first.id, first.participant_id, first.item_id, first.presentation, first.active_ms,
+       answer.question_id, answer.value, answer.missing
+FROM {response} first
+JOIN {participant} p ON p.id = first.participant_id
+JOIN {response} current ON current.participant_id = first.participant_id
+     AND current.item_id = first.item_id AND current.presentation = first.presentation
+     AND current.is_current
+JOIN {answer} answer ON answer.response_id = current.id
+WHERE p.study_id = %s AND first.revision = 1
+ORDER BY first.id
+"""
 
 
-@dataclass(frozen=True)
-class StudyData:
-    """A study's answers as arrays, annotators in the order of their first response.
+def study_questions(*, study: Study) -> list[QuestionData]:
+    """Load a study's items and every question's answers as arrays, questions in order.
 
-    `item`, `annotator`, `value`, `duration_ms` are aligned long-format arrays of the *first*
-    presentations (index into `item_ids` / `annotators`; value nan = blank). `dup_*` hold the
-    duplicate pairs (first and repeat answers of the same annotator and item).
+    Three queries at most: the items, the questions (cached on ``study``), the answers.  Every
+    question shares the study's rows (one per answered presentation); a question a response
+    did not answer is a blank there.  Only the last revision of an answer counts; its time is
+    the first revision's.
     """
-
-    annotators: list[str]
-    item_ids: list[str]
-    item: np.ndarray
-    annotator: np.ndarray
-    value: np.ndarray
-    duration_ms: np.ndarray
-    dup_item: np.ndarray
-    dup_annotator: np.ndarray
-    dup_first: np.ndarray
-    dup_repeat: np.ndarray
-    control: np.ndarray
-    metrics: dict[str, np.ndarray]
-    features: dict[str, np.ndarray]
-    sentiment_a: np.ndarray | None
-    sentiment_b: np.ndarray | None
-    sentiment_source: str
-    extra: dict = field(default_factory=dict)
-
-    @property
-    def n_items(self) -> int:
-        return len(self.item_ids)
-
-    @property
-    def n_annotators(self) -> int:
-        return len(self.annotators)
-
-    def dense(self, values: np.ndarray | None = None) -> np.ndarray:
-        """Return an (annotators × items) matrix of `values` (default: the raw answers)."""
-        out = np.full((self.n_annotators, self.n_items), np.nan)
-        out[self.annotator, self.item] = self.value if values is None else values
-        return out
-
-
-def _float(value) -> float:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return np.nan
-
-
-def study_data(*, study: Study) -> StudyData:
-    """Load a study's items (one query) and answers (one query) as arrays."""
+    questions = study.question_list
     items = list(Item.objects.filter(study=study).order_by("position")
                  .values_list("id", "external_id", "is_control", "metrics", "features", "meta"))
     index = {pk: n for n, (pk, *_) in enumerate(items)}
-    rows = (Response.objects.filter(participant__study=study).order_by("id")
-            .values_list("participant_id", "item_id", "presentation", "value", "active_ms"))
-    order: dict[int, int] = {}
-    first: dict[tuple[int, int], tuple[int, float, float]] = {}
-    repeats: dict[tuple[int, int], float] = {}
-    for participant, item_pk, presentation, value, active_ms in rows.iterator(chunk_size=5000):
-        a = order.setdefault(participant, len(order))
-        key = (a, index[item_pk])
-        v = np.nan if value is None else float(value)
-        if presentation == 1:
-            first[key] = (a, v, np.nan if active_ms is None else float(active_ms))
-        else:
-            repeats[key] = v
-    keys = list(first)
-    item_arr = np.fromiter((k[1] for k in keys), dtype=np.int64, count=len(keys))
-    ann_arr = np.fromiter((k[0] for k in keys), dtype=np.int64, count=len(keys))
-    val_arr = np.fromiter((first[k][1] for k in keys), dtype=float, count=len(keys))
-    dur_arr = np.fromiter((first[k][2] for k in keys), dtype=float, count=len(keys))
-    pairs = [k for k in repeats if k in first]
-    metric_names = sorted({m for *_, metrics, _, _ in items for m in metrics})
-    feature_names = sorted({f for *_, features, _ in items for f in features})
-    metas = [meta for *_, meta in items]
-    has_sentiment = all("sentiment_a" in m and "sentiment_b" in m for m in metas) and bool(items)
-    sources = {m.get("sentiment_source", "imported") for m in metas}
-    return StudyData(
-        annotators=[f"A{n}" for n in range(1, len(order) + 1)],
-        item_ids=[external for _, external, *_ in items],
-        item=item_arr, annotator=ann_arr, value=val_arr, duration_ms=dur_arr,
-        dup_item=np.array([k[1] for k in pairs], dtype=np.int64),
-        dup_annotator=np.array([k[0] for k in pairs], dtype=np.int64),
-        dup_first=np.array([first[k][1] for k in pairs], dtype=float),
-        dup_repeat=np.array([repeats[k] for k in pairs], dtype=float),
-        control=np.array([control for _, _, control, *_ in items], dtype=bool),
-        metrics={m: np.array([_float(metrics.get(m)) for *_, metrics, _, _ in items])
-                 for m in metric_names},
-        features={f: np.array([_float(features.get(f)) for *_, features, _ in items])
-                  for f in feature_names},
-        sentiment_a=np.array([_float(m.get("sentiment_a")) for m in metas]) if has_sentiment else None,
-        sentiment_b=np.array([_float(m.get("sentiment_b")) for m in metas]) if has_sentiment else None,
-        sentiment_source="vader" if sources == {"vader"} else "imported",
+    column = {q.pk: n for n, q in enumerate(questions)}
+    sql = _ANSWERS_SQL.format(response=Response._meta.db_table, answer=Answer._meta.db_table,
+                              participant=Participant._meta.db_table)
+    rows: list[list] = [[], [], [], []]
+    values: list[list[float]] = [[] for _ in questions]
+    cant_judge: list[list[bool]] = [[] for _ in questions]
+    last = None
+    with connections[router.db_for_read(Response)].cursor() as cursor:
+        cursor.execute(sql, [study.pk])
+        while batch := cursor.fetchmany(5000):
+            for first, participant, item_pk, presentation, active_ms, question, value, \
+                    missing in batch:
+                if first != last:  # a new presentation: every question blank until answered
+                    last = first
+                    rows[0].append(participant)
+                    rows[1].append(index[item_pk])
+                    rows[2].append(presentation)
+                    rows[3].append(np.nan if active_ms is None else active_ms)
+                    for n in range(len(questions)):
+                        values[n].append(np.nan)
+                        cant_judge[n].append(False)
+                n = column[question]
+                values[n][-1] = np.nan if value is None else value
+                cant_judge[n][-1] = missing == Answer.Missing.CANT_JUDGE
+    data = question_data_from_answers(
+        item_columns([external for _, external, *_ in items],
+                     [control for _, _, control, *_ in items],
+                     [metrics for *_, metrics, _, _ in items],
+                     [features for *_, features, _ in items],
+                     [meta for *_, meta in items]),
+        participant=np.array(rows[0], dtype=np.int64),
+        item=np.array(rows[1], dtype=np.int64),
+        presentation=np.array(rows[2], dtype=np.int64),
+        active_ms=np.array(rows[3], dtype=float),
+        values={q.key: np.array(v, dtype=float) for q, v in zip(questions, values, strict=True)},
+        cant_judge={q.key: np.array(c, dtype=bool)
+                    for q, c in zip(questions, cant_judge, strict=True)},
     )
+    return [QuestionData(key=q.key, data=data[q.key], values=tuple(q.domain),
+                         reductions=q.reduction_maps(), prompt=q.prompt) for q in questions]
 
 
-def latest_run(*, study: Study, with_results: bool = False):
-    """Return the newest run of the study (or None); results are loaded only when asked."""
-    from .models import AnalysisRun
+def study_data(*, study: Study, question: Question | None = None) -> StudyData:
+    """Load a study's items and one question's answers (the first question's by default).
 
-    runs = AnalysisRun.objects.filter(study=study)
-    if not with_results:
-        runs = runs.defer("results")
-    return runs.order_by("-created_at", "-id").first()
+    The rows are the study's, as `study_questions` loads them (three queries at most).
+    """
+    key = (question or study.primary_question).key
+    return next(q.data for q in study_questions(study=study) if q.key == key)
 
 
 def latest_results(*, study: Study) -> dict | None:

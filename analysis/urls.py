@@ -1,13 +1,25 @@
-from django.urls import path
+"""Routes of the analysis app: the results dashboard, its runs and charts, and the results API."""
 
-from . import views
+from django.urls import include, path
+from rest_framework.routers import SimpleRouter
+
+from . import apis, views
 
 app_name = "analysis"
 
+router = SimpleRouter()
+router.register(r"studies/(?P<study_slug>[-a-z0-9]+)/runs", apis.AnalysisRunViewSet,
+                basename="run")
+
 urlpatterns = [
-    path("", views.dashboard, name="dashboard"),
-    path("runs/", views.run_start, name="run_start"),
-    path("runs/<int:run_id>/status.json", views.run_status, name="run_status"),
-    path("charts/<slug:name>.vl.json", views.chart_spec, name="chart_spec"),
-    path("charts/<slug:name>.<str:fmt>", views.chart_values, name="chart_data"),
+    path("studies/<slug:slug>/results/", views.dashboard, name="dashboard"),
+    path("studies/<slug:slug>/results/runs/", views.run_start, name="run_start"),
+    path("studies/<slug:slug>/results/runs/<int:run_id>/status.json", views.run_status,
+         name="run_status"),
+    path("studies/<slug:slug>/results/charts/<slug:name>.vl.json", views.chart_spec,
+         name="chart_spec"),
+    path("studies/<slug:slug>/results/charts/<slug:name>.<str:fmt>", views.chart_values,
+         name="chart_data"),
+    path("api/studies/<slug:study_slug>/results/", apis.results, name="results"),
+    path("api/", include(router.urls)),
 ]

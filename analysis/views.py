@@ -7,73 +7,40 @@ queries whatever the study's size (pinned in tests/analysis/test_dashboard.py).
 from __future__ import annotations
 
 import json
-from datetime import timedelta
 
-from django import forms
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count, Q
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
-from studies.selectors import study_get
+from core.formats import csv_chunks
+from core.results import question_keys, question_view
+from jobs.selectors import job_status
+from studies.selectors import Role, study_get
 
 from . import dashboard as tables
 from .charts import build_charts, chart_data
-from .export_formats import csv_chunks
+from .forms import RunForm
 from .models import AnalysisRun
-from .results import DEFAULTS
 from .services import analysis_run_create
 
 RECENT_RUNS = 5
 
 
-class RunForm(forms.Form):
-    level = forms.ChoiceField(
-        label="Level of measurement", choices=[(x, x) for x in tables.LEVELS],
-        help_text="Used for trust coefficients and the outliers removed from alpha; the alpha "
-                  "table always shows all four levels.")
-    trust_variant = forms.ChoiceField(
-        label="Trust variant", choices=[("paper", "paper (seed 000, Algorithm 1)"),
-                                        ("notebook", "notebook (the authors' code)")])
-    simple_threshold = forms.IntegerField(
-        label="Simple items: at most this many distinct answers", min_value=1, max_value=1000)
-
-
-def _stalled(run: AnalysisRun) -> bool:
-    """A queued run no worker has picked up within CONCORD_WORKER_WAIT_SECONDS."""
-    wait = timedelta(seconds=settings.CONCORD_WORKER_WAIT_SECONDS)
-    return run.status == AnalysisRun.Status.QUEUED and timezone.now() - run.created_at > wait
-
-
-def _stalled_message() -> str:
-    return (f"No worker has picked this run up in {settings.CONCORD_WORKER_WAIT_SECONDS} s. "
-            "Is a Celery worker running? Start one with `celery -A config worker` "
-            "(`make run` starts one); the run will start as soon as a worker answers.")
-
-
-def _run_state(run: AnalysisRun) -> dict:
-    stalled = _stalled(run)
-    return {
-        "id": run.pk,
-        "status": run.status,
-        "progress": run.progress,
-        "message": run.message,
-        "error": run.error,
-        "stalled": stalled,
-        "stalled_message": _stalled_message() if stalled else "",
-        "attempts": run.attempts,
-    }
-
-
-def _scale_param(request: HttpRequest, document: dict | None) -> str:
-    names = tables.scale_names(document or {})
+def _selection(request: HttpRequest, document: dict) -> tuple[str | None, dict, str]:
+    """Return the question and scale chosen (``?question=&scale=``) and the document as it
+    reads for that question; an unknown choice falls back to the first rather than failing."""
+    keys = question_keys(document)
+    question = request.GET.get("question")
+    question = question if question in keys else (keys[0] if keys else None)
+    view = question_view(document, question)
+    names = tables.scale_names(view)
     scale = request.GET.get("scale", "raw")
-    return scale if scale in names else (names[0] if names else "raw")
+    scale = scale if scale in names else (names[0] if names else "raw")
+    return question, view, scale
 
 
 def _load(request: HttpRequest, slug: str):
@@ -94,21 +61,24 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     people = study.participants.aggregate(
         total=Count("id"), complete=Count("id", filter=Q(completed_at__isnull=False)),
         started=Count("id", filter=Q(n_answered__gt=0)))
-    active = next((r for r in runs if r.status in (AnalysisRun.Status.QUEUED,
-                                                   AnalysisRun.Status.RUNNING)), None)
-    base_settings = {**DEFAULTS, **(finished.settings if finished else study.analysis_settings)}
-    form = RunForm(initial={k: base_settings[k] for k in ("level", "trust_variant",
-                                                          "simple_threshold")})
+    active = next((r for r in runs if r.is_active), None)
+    # A rerun starts from the settings of the run shown, else from the study's.
+    form = RunForm(initial=RunForm.initial_from(finished.settings if finished
+                                                else study.analysis_settings))
     context = {"study": study, "runs": runs, "finished": finished, "active": active,
-               "active_state": _run_state(active) if active else None, "form": form,
+               "active_state": job_status(job=active) if active else None, "form": form,
                "people": people, "document": document}
     if document is not None:
-        scale = _scale_param(request, document)
+        question, document, scale = _selection(request, document)
         pooled, timing = tables.timing_rows(document)
         rules, flags = tables.flag_rows(document)
         features, weights = tables.weight_table(document, scale=scale)
-        charts = build_charts(document, scale=scale, level=document["settings"].get("level"))
+        charts = build_charts(document, question=question, scale=scale,
+                              level=document["settings"].get("level"))
         context.update({
+            "document": document,
+            "question": question,
+            "questions": tables.question_choices(document),
             "scale": scale,
             "scales": tables.scale_names(document),
             "levels": tables.LEVELS,
@@ -140,7 +110,7 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_POST
 def run_start(request: HttpRequest, slug: str) -> HttpResponse:
-    study = study_get(user=request.user, slug=slug)
+    study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
     form = RunForm(request.POST)
     if not form.is_valid():
         problems = "; ".join(f"{form.fields[name].label}: {' '.join(errs)}"
@@ -160,7 +130,7 @@ def run_status(request: HttpRequest, slug: str, run_id: int) -> JsonResponse:
            .first())
     if run is None:
         raise Http404("No such run")
-    return JsonResponse(_run_state(run))
+    return JsonResponse(job_status(job=run))
 
 
 def _chart(request: HttpRequest, slug: str, name: str):
@@ -169,8 +139,8 @@ def _chart(request: HttpRequest, slug: str, name: str):
                 .order_by("-finished_at", "-id").only("results").first())
     if finished is None:
         raise Http404("No finished analysis yet")
-    document = finished.results
-    charts = build_charts(document, scale=_scale_param(request, document),
+    question, document, scale = _selection(request, finished.results)
+    charts = build_charts(document, question=question, scale=scale,
                           level=document["settings"].get("level"))
     chart = next((c for c in charts if c.name == name), None)
     if chart is None:

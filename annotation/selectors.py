@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
+from statistics import median
 
+from django.conf import settings
 from django.db import connections, router
 from django.db.models import Model
 from django.http import Http404
 
-from studies.models import Assignment, Item, Participant, Scale, Study
+from studies.models import Assignment, Item, Participant, Question, Study
 
 from .models import Response
 
@@ -102,12 +105,13 @@ def _table(model: type[Model]) -> str:
 
 @cache
 def _link_query(alias: str) -> tuple[str, _Joined]:
-    joined = _joined(alias, (Participant, "p"), (Study, "s"), (Scale, "sc"))
-    # Identifiers come from the models; values are bound parameters.
+    joined = _joined(alias, (Participant, "p"), (Study, "s"), (Question, "q"))
+    # Identifiers come from the models; values are bound parameters. One row per question.
     sql = (
         f"SELECT {joined.columns} FROM {_table(Participant)} p "  # noqa: S608
         f"JOIN {_table(Study)} s ON s.id = p.study_id "
-        f"LEFT JOIN {_table(Scale)} sc ON sc.study_id = s.id WHERE p.token = %s"
+        f"LEFT JOIN {_table(Question)} q ON q.study_id = s.id WHERE p.token = %s "
+        f"ORDER BY q.position"
     )
     return sql, joined
 
@@ -126,19 +130,21 @@ def _next_query(alias: str) -> tuple[str, _Joined]:
 
 
 def participant_by_token(*, token: str) -> Participant:
-    """Return the participant of a link with its study and the study's scale (one query), or 404."""
+    """Return the participant of a link with its study and the study's questions (one query),
+    or 404. The questions are in ``participant.study.question_list``."""
     alias = router.db_for_read(Participant)
     sql, joined = _link_query(alias)
     with hot_cursor(alias) as cursor:
         cursor.execute(sql, [token])
-        row = cursor.fetchone()
-    if row is None:
+        rows = cursor.fetchall()
+    if not rows:
         raise Http404("No such link")
-    participant, study, scale = joined.instances(row)
+    participant, study, _ = joined.instances(rows[0])
+    questions = [q for q in (joined.instances(row)[2] for row in rows) if q is not None]
     Participant.study.field.set_cached_value(participant, study)
-    if scale is not None:
-        Study.scale.related.set_cached_value(study, scale)
-        Scale.study.field.set_cached_value(scale, study)
+    for question in questions:
+        Question.study.field.set_cached_value(question, study)
+    study.__dict__["question_list"] = questions  # the cached_property's value
     return participant
 
 
@@ -174,3 +180,67 @@ def participant_pseudonyms(*, study_id: int) -> dict[int, str]:
         .values_list("participant_id", flat=True)
     )
     return {pid: f"A{n}" for n, pid in enumerate(firsts, start=1)}
+
+
+def assignment_at(*, participant: Participant, position: int) -> Assignment | None:
+    """Return the participant's presentation at ``position`` with its item, or None."""
+    return (Assignment.objects.select_related("item")
+            .filter(participant=participant, position=position).first())
+
+
+def current_answers(*, participant: Participant, assignment: Assignment) -> dict | None:
+    """Return the current answers of a presentation as ``{question key: {value, missing,
+    comment}}``, or None when it has no answer yet. One query."""
+    from .models import Answer
+
+    rows = list(Answer.objects.filter(
+        response__participant=participant, response__item_id=assignment.item_id,
+        response__presentation=assignment.presentation, response__is_current=True)
+        .values_list("question__key", "value", "missing", "comment"))
+    if not rows:
+        return None
+    return {key: {"value": value, "missing": missing, "comment": comment}
+            for key, value, missing, comment in rows}
+
+
+def revisable(*, assignment: Assignment) -> bool:
+    """Whether an answer at this presentation may still be changed.
+
+    Once an item's repeat has been shown, its first presentation can no longer be revised:
+    going back to it would let the annotator compare their two answers (until the repeat is
+    shown, going back reveals nothing, so it stays open).
+    """
+    return not (assignment.presentation == 1 and Assignment.objects.filter(
+        participant_id=assignment.participant_id, item_id=assignment.item_id,
+        presentation__gt=1, shown_at__isnull=False).exists())
+
+
+# The duration an instructions page announces: the median active time of the study's first
+# answers once there are enough of them, else a default per display (per question).
+ESTIMATE_MIN_ANSWERS = 20
+ESTIMATE_SAMPLE = 1000
+
+
+def study_item_seconds(*, study: Study) -> float:
+    """Return the expected active seconds per item of a study.
+
+    The median active time of the first answers (revision 1) collected in Concord, over the
+    study's most recent 1 000, once there are at least 20; before that the display's default
+    (``CONCORD_ITEM_SECONDS``: text 20 s, pair 15 s, coref 45 s) times the number of questions.
+    One query.
+    """
+    times = list(Response.objects.filter(
+        participant__study_id=study.pk, revision=1, source=Response.Source.APP,
+        active_ms__isnull=False).order_by("-id").values_list("active_ms", flat=True)
+        [:ESTIMATE_SAMPLE])
+    if len(times) >= ESTIMATE_MIN_ANSWERS:
+        return median(times) / 1000
+    per_question = settings.CONCORD_ITEM_SECONDS.get(study.display, 20)
+    return per_question * max(1, len(study.question_list))
+
+
+def participant_minutes_left(*, participant: Participant) -> int:
+    """Return about how many minutes the participant's remaining items take (at least 1)."""
+    left = max(0, participant.n_assigned - participant.n_answered)
+    seconds = left * study_item_seconds(study=participant.study)
+    return max(1, math.ceil(seconds / 60))

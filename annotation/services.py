@@ -1,20 +1,45 @@
-"""Store annotators' answers exactly once, durably, with their timing."""
+"""Writes of the annotation app: answers stored exactly once, durably, with their timing; and
+responses collected elsewhere, imported whole or not at all (parsed by `core.responses`).
+
+The response import's upload page keeps a file server-side between its preview and its
+confirmation (`pending_import_*`).
+"""
 
 from __future__ import annotations
 
+import json
+import math
+import re
+import secrets
+import shutil
+import time
 import uuid
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePath
 from typing import Any
 
-from django.db import connections, router, transaction
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, connections, router, transaction
+from django.http import Http404
 from django.utils import timezone
 
-from studies.models import Participant
+from core.problems import InputError, Problem
+from core.responses import (
+    MAX_ACTIVE_MS,
+    Annotator,
+    ImportSummary,
+    Upload,
+    responses_parse,
+    responses_summarize,
+)
+from core.tabular import size_over_limit
+from studies.models import Assignment, Participant, Question, Study
 
-from .models import Response
-from .selectors import hot_cursor
+from .models import Answer, Response
+from .selectors import hot_cursor, revisable
 
-MAX_ACTIVE_MS = 24 * 3600 * 1000
 MAX_EVENTS = 500
 
 
@@ -32,6 +57,7 @@ class SubmitResult:
     created: bool
     answered: int
     assigned: int
+    revision: int = 1
 
     @property
     def complete(self) -> bool:
@@ -39,31 +65,133 @@ class SubmitResult:
 
 
 def clean_events(events: Any) -> list[list]:
-    """Keep the raw timing events as small [type, ms] pairs; drop anything else."""
+    """Return the raw timing events as small ``[type, ms]`` pairs, or refuse them (400).
+
+    The page sends at most a few dozen ``["shown", 0]``-like pairs; anything else (not a list,
+    more than `MAX_EVENTS`, a type that is not a short text, a time that is not a finite number
+    of milliseconds within a day) is refused with a message, never stored or crashed on.
+    """
+    if events is None:
+        return []
+    if not isinstance(events, list) or len(events) > MAX_EVENTS:
+        raise AnswerRejected(f"events must be a list of at most {MAX_EVENTS} [type, ms] pairs")
     out: list[list] = []
-    if not isinstance(events, list):
-        return out
-    for event in events[:MAX_EVENTS]:
-        if (isinstance(event, (list, tuple)) and len(event) == 2 and isinstance(event[0], str)
-                and isinstance(event[1], (int, float)) and len(event[0]) <= 20):
-            out.append([event[0], int(event[1])])
+    for event in events:
+        if not (isinstance(event, (list, tuple)) and len(event) == 2
+                and isinstance(event[0], str) and len(event[0]) <= 20
+                and isinstance(event[1], (int, float)) and not isinstance(event[1], bool)
+                and math.isfinite(event[1]) and 0 <= event[1] <= MAX_ACTIVE_MS):
+            raise AnswerRejected("each event is a [type, ms] pair: a short text and a finite "
+                                 "number of milliseconds")
+        out.append([event[0], int(event[1])])
     return out
 
 
-# The hot path of every answer, as SQL: the ORM has no INSERT … SELECT … ON CONFLICT DO NOTHING
-# RETURNING. The insert takes the presentation from the assignment and stores the answer unless a
-# unique constraint (client id; participant + item + presentation; assignment) already holds a
-# row: no savepoint, no separate look-up of the assignment, and a concurrent duplicate waits for
-# the first insert's commit, then inserts nothing. The participant's counters are updated in the
-# same transaction. Both statements run on PostgreSQL and SQLite (>= 3.35).
+def assignment_shown(*, assignment: Assignment) -> None:
+    """Record when the item page first showed this presentation (one UPDATE, only the first)."""
+    if assignment.shown_at is None:
+        now = timezone.now()
+        Assignment.objects.filter(pk=assignment.pk, shown_at__isnull=True).update(shown_at=now)
+        assignment.shown_at = now
+
+
+@dataclass(frozen=True)
+class AnswerInput:
+    """One question's answer as stored: a value, or a missing value with its reason."""
+
+    question_id: int
+    value: float | None
+    missing: str = ""
+    comment: str = ""
+
+
+MAX_COMMENT = 5000
+
+
+def answers_validate(*, questions: Sequence[Question],
+                     submitted: Mapping[str, Any]) -> list[AnswerInput]:
+    """Check one item's answers against the study's questions; return them in question order.
+
+    ``submitted`` maps a question key to ``{"value": …, "cant_judge": bool, "comment": …}``
+    (``"missing": "cant_judge"`` is accepted for ``cant_judge``). A value must be one of its
+    scale's values; "can't judge" only where the question offers it, and it stores a missing
+    value with its reason, never a category; an optional question left out is stored as missing
+    ("skipped"); a required one must be answered. Raises `AnswerRejected` (400) naming the
+    question.
+    """
+    if not isinstance(submitted, Mapping):
+        raise AnswerRejected("answers must map each question's key to its answer")
+    keys = {q.key for q in questions}
+    unknown = sorted(str(k) for k in submitted if k not in keys)
+    if unknown:
+        raise AnswerRejected(f"unknown question {unknown[0][:50]!r}")
+    out = []
+    for question in questions:
+        raw = submitted.get(question.key)
+        if raw is None:
+            raw = {}
+        if not isinstance(raw, Mapping):
+            raw = {"value": raw}
+        cant_judge = raw.get("cant_judge") in (True, "true", "1", "on") or \
+            raw.get("missing") == Question.Missing.CANT_JUDGE
+        value = _answer_value(raw.get("value"), question)
+        comment = raw.get("comment") or ""
+        if not isinstance(comment, str):
+            raise AnswerRejected(f"{question.key}: the comment must be text")
+        if comment and not question.allow_comment:
+            raise AnswerRejected(f"{question.key}: this question takes no comment")
+        if len(comment) > MAX_COMMENT or "\x00" in comment:
+            raise AnswerRejected(f"{question.key}: a comment has at most {MAX_COMMENT} "
+                                 "characters and no NUL character")
+        if cant_judge:
+            if not question.allow_cant_judge:
+                raise AnswerRejected(f"{question.key}: this question has no \"can't judge\"")
+            if value is not None:
+                raise AnswerRejected(f"{question.key}: a value and \"can't judge\" together")
+            out.append(AnswerInput(question.pk, None, Question.Missing.CANT_JUDGE, comment))
+        elif value is None:
+            if question.required:
+                raise AnswerRejected(f"{question.key}: this question needs an answer")
+            out.append(AnswerInput(question.pk, None, Question.Missing.SKIPPED, comment))
+        else:
+            out.append(AnswerInput(question.pk, value, "", comment))
+    return out
+
+
+def _answer_value(raw: Any, question: Question) -> float | None:
+    if raw is None or raw == "":
+        return None
+    if isinstance(raw, bool):  # JSON true is not the value 1
+        raise AnswerRejected(f"{question.key}: {raw!r} is not a value of this scale")
+    try:
+        value = float(raw)
+    except (TypeError, ValueError, OverflowError):
+        raise AnswerRejected(f"{question.key}: {str(raw)[:20]!r} is not a number") from None
+    if value not in {float(v) for v in question.values}:
+        raise AnswerRejected(f"{question.key}: {str(raw)[:20]} is not a value of this scale")
+    return value
+
+
+# The hot path of every first answer, as SQL: the ORM has no INSERT … SELECT … ON CONFLICT DO
+# NOTHING RETURNING. The insert takes the presentation from the assignment and stores the response
+# unless a unique constraint (client id; participant + item + presentation + revision 1) already
+# holds a row: no savepoint, no separate look-up of the assignment, and a concurrent duplicate
+# waits for the first insert's commit, then inserts nothing. Its answers (one per question) and the
+# participant's counters are written in the same transaction. They run on PostgreSQL and SQLite
+# (>= 3.35); a changed answer (a revision) takes the slower, locked path of `_revise`.
 _INSERT_SQL = """
 INSERT INTO annotation_response (participant_id, item_id, presentation, assignment_id, position,
-                                 value, client_id, active_ms, events, source, received_at)
-SELECT a.participant_id, a.item_id, a.presentation, a.id, a.position, %s, %s, %s, %s, %s, %s
+                                 revision, is_current, client_id, active_ms, events, source,
+                                 received_at)
+SELECT a.participant_id, a.item_id, a.presentation, a.id, a.position, 1, %s, %s, %s, %s, %s, %s
 FROM studies_assignment a
 WHERE a.participant_id = %s AND a.position = %s
 ON CONFLICT DO NOTHING
 RETURNING id
+"""
+_ANSWER_SQL = """
+INSERT INTO annotation_answer (response_id, question_id, value, missing, comment)
+VALUES (%s, %s, %s, %s, %s)
 """
 _COUNT_SQL = """
 UPDATE studies_participant
@@ -73,21 +201,27 @@ SET n_answered = n_answered + 1,
 WHERE id = %s
 RETURNING n_answered, n_assigned
 """
-# PostgreSQL runs both as ONE statement (a data-modifying WITH), committed on its own: one round
-# trip instead of four (BEGIN, INSERT, UPDATE, COMMIT) for every answer. A single statement is
-# atomic; the counter is updated only when the answer was inserted. No row back: nothing inserted.
-# It is prepared once per connection (selectors.hot_cursor); the casts type its parameters.
+# PostgreSQL runs all three as ONE statement (a data-modifying WITH), committed on its own: one
+# round trip instead of five (BEGIN, INSERT, INSERT, UPDATE, COMMIT) for every answer. A single
+# statement is atomic; the answers and the counter are written only when the response was
+# inserted. No row back: nothing inserted. It is prepared once per connection
+# (selectors.hot_cursor); the casts type its parameters, the arrays carry one element a question.
 _SUBMIT_PG_SQL = """
 WITH inserted AS (
     INSERT INTO annotation_response (participant_id, item_id, presentation, assignment_id,
-                                     position, value, client_id, active_ms, events, source,
-                                     received_at)
-    SELECT a.participant_id, a.item_id, a.presentation, a.id, a.position,
-           %s::double precision, %s::uuid, %s::integer, %s::jsonb, %s::varchar, %s::timestamptz
+                                     position, revision, is_current, client_id, active_ms, events,
+                                     source, received_at)
+    SELECT a.participant_id, a.item_id, a.presentation, a.id, a.position, 1, %s::boolean,
+           %s::uuid, %s::integer, %s::jsonb, %s::varchar, %s::timestamptz
     FROM studies_assignment a
     WHERE a.participant_id = %s AND a.position = %s
     ON CONFLICT DO NOTHING
     RETURNING id
+), answered AS (
+    INSERT INTO annotation_answer (response_id, question_id, value, missing, comment)
+    SELECT inserted.id, q.question_id, q.value, q.missing, q.comment
+    FROM inserted, unnest(%s::bigint[], %s::double precision[], %s::varchar[], %s::text[])
+         AS q(question_id, value, missing, comment)
 ), counted AS (
     UPDATE studies_participant
     SET n_answered = n_answered + 1,
@@ -98,30 +232,33 @@ WITH inserted AS (
 )
 SELECT inserted.id, counted.n_answered, counted.n_assigned FROM inserted, counted
 """
-# Nothing inserted: the stored answer of that presentation, if any, and the progress.
-_EXISTING_SQL = """
-SELECT r.id, p.n_answered, p.n_assigned
-FROM studies_assignment a
-JOIN studies_participant p ON p.id = a.participant_id
-LEFT JOIN annotation_response r ON r.participant_id = a.participant_id
-    AND r.item_id = a.item_id AND r.presentation = a.presentation
-WHERE a.participant_id = %s AND a.position = %s
+# Nothing inserted: the response this client id stored, if any, and the progress.
+_RETRY_SQL = """
+SELECT r.id, r.revision, r.participant_id, r.position, p.n_answered, p.n_assigned
+FROM annotation_response r
+JOIN studies_participant p ON p.id = r.participant_id
+WHERE r.client_id = %s
 """
 
 
-def _store(connection, insert_params: list, count_params: list) -> tuple[int, int, int] | None:
-    """Insert the answer and count it atomically; return (id, answered, assigned) or None."""
+def _store(connection, response: list, answers: Sequence[AnswerInput],
+           count: list) -> tuple[int, int, int] | None:
+    """Insert a first answer and count it atomically; return (id, answered, assigned) or None."""
     if connection.vendor == "postgresql":
+        columns = [[a.question_id for a in answers], [a.value for a in answers],
+                   [a.missing for a in answers], [a.comment for a in answers]]
         with hot_cursor(connection.alias) as cursor:
-            cursor.execute(_SUBMIT_PG_SQL, insert_params + count_params)
+            cursor.execute(_SUBMIT_PG_SQL, response + columns + count)
             return cursor.fetchone()
     with connection.cursor() as cursor:
         with transaction.atomic(using=connection.alias):
-            cursor.execute(_INSERT_SQL, insert_params)
+            cursor.execute(_INSERT_SQL, response)
             inserted = cursor.fetchone()
             if inserted is None:
                 return None
-            cursor.execute(_COUNT_SQL, count_params)
+            cursor.executemany(_ANSWER_SQL, [
+                (inserted[0], a.question_id, a.value, a.missing, a.comment) for a in answers])
+            cursor.execute(_COUNT_SQL, count)
             return (inserted[0], *cursor.fetchone())
 
 
@@ -129,55 +266,301 @@ def response_submit(
     *,
     participant: Participant,
     position: int,
-    value: float | None,
+    answers: Mapping[str, Any],
     client_id: uuid.UUID,
     active_ms: int | None,
     events: list | None = None,
 ) -> SubmitResult:
-    """Store one answer at `position` of the participant's assignment, exactly once.
+    """Store one item's answers (every question) at `position` of the assignment, exactly once.
 
-    A retry (same `client_id`) or a second answer to the same presentation stores nothing new
-    and returns the stored row: the first acknowledged answer wins. The row and the
-    participant's counters are committed together before this returns, so an acknowledged
-    answer is durable. On PostgreSQL a new answer costs one statement (docs/benchmarks.md).
+    ``answers`` maps each question's key to its answer (see `answers_validate`). A retry (same
+    `client_id`) stores nothing new and returns what that id stored. A new id for a position
+    already answered is a *revision*: it is stored as the next revision and becomes the current
+    answer (the earlier one is kept), unless the item's repeat has already been shown. The rows
+    and the participant's counters are committed together before this returns, so an
+    acknowledged answer is durable. On PostgreSQL a first answer costs one statement
+    (docs/benchmarks.md).
     """
     study = participant.study
     if participant.revoked_at is not None:
         raise AnswerRejected("this link has been revoked", status=403)
     if study.status != study.Status.OPEN:
         raise AnswerRejected("the study is not open", status=409)
-    if value is not None and value not in {float(v) for v in study.scale.values}:
-        raise AnswerRejected(f"{value:g} is not a value of this scale")
+    validated = answers_validate(questions=study.question_list, submitted=answers)
     if active_ms is not None and not 0 <= active_ms <= MAX_ACTIVE_MS:
         active_ms = None
     connection = connections[router.db_for_write(Response)]
     fields = Response._meta
     now = timezone.now()
-    params = [
-        value,
-        fields.get_field("client_id").get_db_prep_value(client_id, connection),
-        active_ms,
-        fields.get_field("events").get_db_prep_value(clean_events(events), connection),
-        Response.Source.APP.value,
-        fields.get_field("received_at").get_db_prep_value(now, connection),
-        participant.pk,
-        position,
-    ]
-    stored = _store(connection, params, [
+    db_client_id = fields.get_field("client_id").get_db_prep_value(client_id, connection)
+    db_events = fields.get_field("events").get_db_prep_value(clean_events(events), connection)
+    response = [True, db_client_id, active_ms, db_events, Response.Source.APP.value,
+                fields.get_field("received_at").get_db_prep_value(now, connection),
+                participant.pk, position]
+    stored = _store(connection, response, validated, [
         Participant._meta.get_field("completed_at").get_db_prep_value(now, connection),
         participant.pk,
     ])
     if stored is not None:
         return SubmitResult(response_id=stored[0], created=True, answered=stored[1],
                             assigned=stored[2])
+    retry = _retried(connection, db_client_id, participant=participant, position=position)
+    if retry is not None:
+        return retry
+    return _revise(participant=participant, position=position, answers=validated,
+                   client_id=client_id, active_ms=active_ms, events=clean_events(events))
+
+
+def _retried(connection, db_client_id: Any, *, participant: Participant,
+             position: int) -> SubmitResult | None:
+    """Return what this client id stored already (a retry), or None if it stored nothing."""
     with connection.cursor() as cursor:
-        cursor.execute(_EXISTING_SQL, [participant.pk, position])
-        existing = cursor.fetchone()
-    if existing is None:
-        raise AnswerRejected("no such item in this assignment", status=404)
-    response_id, answered, assigned = existing
-    if response_id is None:
+        cursor.execute(_RETRY_SQL, [db_client_id])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    response_id, revision, participant_id, stored_position, answered, assigned = row
+    if (participant_id, stored_position) != (participant.pk, position):
         # The client id belongs to another answer: a client bug or a forged id.
         raise AnswerRejected("this answer id was already used for another item", status=409)
     return SubmitResult(response_id=response_id, created=False, answered=answered,
-                        assigned=assigned)
+                        assigned=assigned, revision=revision)
+
+
+def _revise(*, participant: Participant, position: int, answers: Sequence[AnswerInput],
+            client_id: uuid.UUID, active_ms: int | None, events: list) -> SubmitResult:
+    """Store a changed answer as the next revision of an answered position (locked, atomic)."""
+    try:
+        with transaction.atomic():
+            assignment = (Assignment.objects.select_for_update()
+                          .filter(participant=participant, position=position).first())
+            if assignment is None:
+                raise AnswerRejected("no such item in this assignment", status=404)
+            if not revisable(assignment=assignment):
+                raise AnswerRejected("this answer can no longer be changed", status=409)
+            current = (Response.objects.filter(
+                participant=participant, item_id=assignment.item_id,
+                presentation=assignment.presentation, is_current=True)
+                .values_list("pk", "revision").first())
+            if current is not None:
+                Response.objects.filter(pk=current[0]).update(is_current=False)
+            response = Response.objects.create(
+                participant=participant, item_id=assignment.item_id,
+                presentation=assignment.presentation, assignment=assignment,
+                position=assignment.position, revision=(current[1] + 1) if current else 1,
+                is_current=True, client_id=client_id, active_ms=active_ms, events=events)
+            Answer.objects.bulk_create(
+                Answer(response=response, question_id=a.question_id, value=a.value,
+                       missing=a.missing, comment=a.comment) for a in answers)
+            counts = Participant.objects.filter(pk=participant.pk).values_list(
+                "n_answered", "n_assigned").get()
+    except IntegrityError:
+        # The same revision sent twice at once: the other request stored it.
+        connection = connections[router.db_for_write(Response)]
+        retry = _retried(connection, Response._meta.get_field("client_id").get_db_prep_value(
+            client_id, connection), participant=participant, position=position)
+        if retry is None:
+            raise
+        return retry
+    return SubmitResult(response_id=response.pk, created=True, answered=counts[0],
+                        assigned=counts[1], revision=response.revision)
+
+
+# --- importing responses collected elsewhere ---------------------------------------------
+
+
+def responses_import(
+    *,
+    study: Study,
+    data: bytes,
+    filename: str,
+    fmt: str,
+    annotator_column: str | None = None,
+    item_map: Upload | Mapping[str, str] | None = None,
+    value_map: Upload | Mapping[str, str] | None = None,
+    meta_columns: Sequence[str] = (),
+    dry_run: bool = False,
+) -> ImportSummary:
+    """Validate a response file completely, then store it in one transaction (unless `dry_run`).
+
+    Allowed whatever the study's status. Each annotator becomes a participant with
+    source "import" and external_id = the annotator id; an annotator already imported into the
+    study is an error naming them (re-importing never doubles nor silently overwrites answers).
+    Responses are stored annotator by annotator in order of first appearance, so the pseudonyms
+    A1, A2, … follow the file. Raises `InputError` listing every problem; nothing is written then.
+    """
+    def parse() -> list[Annotator]:
+        return responses_parse(
+            data, filename=filename, fmt=fmt,
+            items=study.items.values_list("external_id", flat=True),
+            scale=study.primary_question.values,
+            existing_annotators=Participant.objects.filter(
+                study=study, source=Participant.Source.IMPORT).values_list("external_id", flat=True),
+            annotator_column=annotator_column, item_map=item_map, value_map=value_map,
+            meta_columns=meta_columns, max_bytes=settings.CONCORD_MAX_UPLOAD_BYTES,
+        )
+
+    if dry_run:
+        return responses_summarize(parse(), filename=filename, fmt=fmt)
+    with transaction.atomic():
+        # Serialise imports into one study, so two uploads of one annotator cannot both pass.
+        Study.objects.select_for_update().filter(pk=study.pk).values_list("pk").get()
+        annotators = parse()
+        _responses_store(study=study, annotators=annotators, filename=filename)
+    return replace(responses_summarize(annotators, filename=filename, fmt=fmt), imported=True)
+
+
+def _responses_store(*, study: Study, annotators: Sequence[Annotator], filename: str) -> None:
+    now = timezone.now()
+    Participant.objects.bulk_create(
+        Participant(
+            study=study, source=Participant.Source.IMPORT, external_id=a.external_id,
+            label=f"imported from {PurePath(filename).name}"[:200], meta=a.meta,
+            n_assigned=len(a.answers),
+            n_answered=sum(x.value is not None for x in a.answers.values()),
+            # An imported submission is final: nobody will answer its blanks later.
+            completed_at=now,
+        )
+        for a in annotators
+    )
+    ids = dict(Participant.objects.filter(
+        study=study, source=Participant.Source.IMPORT,
+        external_id__in=[a.external_id for a in annotators],
+    ).values_list("external_id", "id"))
+    item_ids = dict(study.items.values_list("external_id", "id"))
+    question = study.primary_question
+    answered = [(a, x) for a in annotators
+                for x in sorted(a.answers.values(), key=lambda x: (x.presentation, x.position or 0))
+                if x.value is not None]
+    # Inserted in this order: response ids follow the file, and pseudonyms follow them.
+    responses = Response.objects.bulk_create(
+        (Response(participant_id=ids[a.external_id], item_id=item_ids[x.item],
+                  presentation=x.presentation, position=x.position, active_ms=x.active_ms,
+                  source=Response.Source.IMPORT) for a, x in answered),
+        batch_size=2000,
+    )
+    Answer.objects.bulk_create(
+        (Answer(response_id=r.pk, question=question, value=x.value)
+         for r, (_, x) in zip(responses, answered, strict=True)),
+        batch_size=2000,
+    )
+
+
+# --- the upload page's pending files ---------------------------------------------------------
+
+PENDING_KEY = re.compile(r"^[0-9a-f]{32}$")
+PENDING_MAX_AGE_S = 24 * 3600
+
+
+@dataclass(frozen=True)
+class PendingImport:
+    key: str
+    upload: Upload
+    fmt: str
+    annotator_column: str
+    meta_columns: tuple[str, ...]
+    item_map: Upload | None
+    value_map: Upload | None
+
+
+def _pending_root() -> Path:
+    return Path(settings.VAR_DIR) / "uploads"
+
+
+def upload_read(file, *, max_bytes: int | None = None) -> Upload:
+    """Read an uploaded file, refusing one over the size limit before reading it."""
+    limit = settings.CONCORD_MAX_UPLOAD_BYTES if max_bytes is None else max_bytes
+    if file.size > limit:
+        raise InputError([Problem(file.name, None, None, size_over_limit(file.size, limit=limit))])
+    return Upload(PurePath(file.name).name, file.read())
+
+
+def pending_import_create(
+    *, study: Study, user: AbstractBaseUser, upload: Upload, fmt: str, annotator_column: str = "",
+    meta_columns: Sequence[str] = (), item_map: Upload | None = None,
+    value_map: Upload | None = None,
+) -> tuple[str, ImportSummary]:
+    """Validate an upload (dry run), keep its bytes server-side, return (key, summary).
+
+    The key is random and bound to the study and the user; confirming re-reads these bytes and
+    validates them again, so the browser never sends the file twice.
+    """
+    summary = responses_import(study=study, data=upload.data, filename=upload.filename, fmt=fmt,
+                               annotator_column=annotator_column or None, item_map=item_map,
+                               value_map=value_map, meta_columns=meta_columns, dry_run=True)
+    _pending_sweep()
+    key = secrets.token_hex(16)
+    folder = _pending_root() / key
+    folder.mkdir(parents=True)
+    files = {"data": upload, "item_map": item_map, "value_map": value_map}
+    for name, part in files.items():
+        if part is not None:
+            (folder / name).write_bytes(part.data)
+    (folder / "pending.json").write_text(json.dumps({
+        "study": study.pk, "user": user.pk, "fmt": fmt, "annotator_column": annotator_column,
+        "meta_columns": list(meta_columns),
+        "names": {name: part.filename for name, part in files.items() if part is not None},
+    }))
+    return key, summary
+
+
+def pending_import_get(*, study: Study, user: AbstractBaseUser, key: str) -> PendingImport:
+    """Return the pending upload `key` of this study and user, or 404."""
+    folder = _pending_root() / key if PENDING_KEY.match(key) else None
+    try:
+        info = json.loads((folder / "pending.json").read_text()) if folder else None
+    except (OSError, ValueError):
+        info = None
+    if not info or info["study"] != study.pk or info["user"] != user.pk:
+        raise Http404("No such upload")
+
+    def part(name: str) -> Upload | None:
+        if name not in info["names"]:
+            return None
+        return Upload(info["names"][name], (folder / name).read_bytes())
+
+    return PendingImport(key=key, upload=part("data"), fmt=info["fmt"],
+                         annotator_column=info["annotator_column"],
+                         meta_columns=tuple(info["meta_columns"]),
+                         item_map=part("item_map"), value_map=part("value_map"))
+
+
+def pending_import_confirm(*, study: Study, user: AbstractBaseUser, key: str) -> ImportSummary:
+    """Import a pending upload after validating it again; the pending files are deleted.
+
+    The folder is claimed by an atomic rename first, so a double-click imports once.
+    """
+    pending = pending_import_get(study=study, user=user, key=key)
+    claimed = _pending_root() / f"claimed-{key}-{secrets.token_hex(4)}"
+    try:
+        (_pending_root() / key).rename(claimed)
+    except OSError:
+        raise Http404("This upload was already confirmed or cancelled") from None
+    try:
+        return responses_import(
+            study=study, data=pending.upload.data, filename=pending.upload.filename,
+            fmt=pending.fmt, annotator_column=pending.annotator_column or None,
+            item_map=pending.item_map, value_map=pending.value_map,
+            meta_columns=pending.meta_columns,
+        )
+    finally:
+        shutil.rmtree(claimed, ignore_errors=True)
+
+
+def pending_import_discard(*, study: Study, user: AbstractBaseUser, key: str) -> None:
+    pending_import_get(study=study, user=user, key=key)
+    shutil.rmtree(_pending_root() / key, ignore_errors=True)
+
+
+def _pending_sweep() -> None:
+    """Delete pending uploads nobody confirmed within a day."""
+    root = _pending_root()
+    if not root.is_dir():
+        return
+    cutoff = time.time() - PENDING_MAX_AGE_S
+    for folder in root.iterdir():
+        try:
+            if folder.stat().st_mtime < cutoff:
+                shutil.rmtree(folder, ignore_errors=True)
+        except OSError:
+            continue

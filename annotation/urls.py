@@ -1,14 +1,29 @@
-from django.urls import path
+"""Routes of the annotation app: the annotator's pages, response import and the responses API."""
 
-from . import views
+from django.urls import include, path
+from rest_framework.routers import SimpleRouter
+
+from . import apis, views
 
 app_name = "annotation"
+
+router = SimpleRouter()
+router.register(r"studies/(?P<study_slug>[-a-z0-9]+)/responses", apis.ResponseViewSet,
+                basename="response")
 
 urlpatterns = [
     path("a/<str:token>/", views.consent, name="consent"),
     path("a/<str:token>/instructions/", views.instructions, name="instructions"),
     path("a/<str:token>/next/", views.next_item, name="next"),
+    path("a/<str:token>/item/<int:position>/", views.item_at, name="item"),
     path("a/<str:token>/answer/", views.answer, name="answer"),
     path("a/<str:token>/done/", views.done, name="done"),
     path("join/<str:open_token>/", views.join, name="join"),
+    path("studies/<slug:slug>/responses/import/", views.responses_upload,
+         name="responses_import"),
+    path("studies/<slug:slug>/responses/import/<slug:key>/", views.responses_preview,
+         name="responses_import_preview"),
+    path("studies/<slug:slug>/responses/import/<slug:key>/cancel/", views.responses_cancel,
+         name="responses_import_cancel"),
+    path("api/", include(router.urls)),
 ]

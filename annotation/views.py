@@ -1,13 +1,23 @@
-"""The annotator's pages: consent, instructions, one item per page, completion."""
+"""The annotator's pages (consent, instructions, one item per page, completion) and the
+researcher's import of responses collected elsewhere (upload → preview → confirm).
+
+The uploaded bytes stay on the server between the preview and the confirmation (see
+`annotation.services.pending_import_*`) and are validated again on confirm. Researcher views read
+the study through `study_get` (owner-scoped, 404 for anyone else).
+"""
 
 from __future__ import annotations
 
 import json
+import logging
+import math
 import secrets
 import uuid
 from functools import wraps
 
 from csp.constants import SELF
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -15,11 +25,35 @@ from django.utils import translation
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from core.problems import InputError
+from core.responses import MAX_ACTIVE_MS
+from core.tabular import json_too_deep
 from studies.models import Participant, Study
+from studies.selectors import Role, study_get
 from studies.services import participant_consent, participant_enrol
 
-from .selectors import next_assignment, participant_by_token
-from .services import AnswerRejected, response_submit
+from .forms import ResponseImportForm
+from .selectors import (
+    assignment_at,
+    current_answers,
+    next_assignment,
+    participant_by_token,
+    participant_minutes_left,
+    revisable,
+)
+from .services import (
+    AnswerRejected,
+    assignment_shown,
+    pending_import_confirm,
+    pending_import_create,
+    pending_import_discard,
+    pending_import_get,
+    response_submit,
+    responses_import,
+    upload_read,
+)
+
+logger = logging.getLogger(__name__)
 
 # MTurk shows external questions in a frame; every other page refuses to be framed.
 MTURK_FRAME_ANCESTORS = [SELF, "https://www.mturk.com", "https://workersandbox.mturk.com"]
@@ -65,7 +99,8 @@ def instructions(request: HttpRequest, participant: Participant) -> HttpResponse
     if participant.consented_at is None:
         return redirect("annotation:consent", token=participant.token)
     return render(request, "annotation/instructions.html",
-                  {"study": participant.study, "participant": participant})
+                  {"study": participant.study, "participant": participant,
+                   "minutes": participant_minutes_left(participant=participant)})
 
 
 @require_GET
@@ -76,38 +111,75 @@ def next_item(request: HttpRequest, participant: Participant) -> HttpResponse:
     assignment = next_assignment(participant=participant)
     if assignment is None:
         return redirect("annotation:done", token=participant.token)
+    assignment_shown(assignment=assignment)
+    return _item_page(request, participant, assignment, current=None)
+
+
+@require_GET
+@annotator_page
+def item_at(request: HttpRequest, participant: Participant, position: int) -> HttpResponse:
+    """Show an item already answered again, with the current answers, to change them."""
+    if participant.consented_at is None:
+        return redirect("annotation:consent", token=participant.token)
+    assignment = assignment_at(participant=participant, position=position)
+    if assignment is None:
+        return redirect("annotation:next", token=participant.token)
+    current = current_answers(participant=participant, assignment=assignment)
+    if current is None:  # not answered yet: that is the resume point's page
+        return redirect("annotation:next", token=participant.token)
+    return _item_page(request, participant, assignment, current=current)
+
+
+def _item_page(request: HttpRequest, participant: Participant, assignment,
+               current: dict | None) -> HttpResponse:
     study = participant.study
     return render(request, "annotation/item.html", {
         "study": study,
-        "scale": study.scale,
+        "questions": study.question_list,
         "participant": participant,
         "assignment": assignment,
         "item": assignment.item,
         "client_id": uuid.uuid4(),
         "answered": participant.n_answered,
         "assigned": participant.n_assigned,
+        # The resume point is the next item to answer; an item gone back to keeps its own number.
+        "number": assignment.position + 1 if current is not None else participant.n_answered + 1,
+        "current": current,
+        "locked": current is not None and not revisable(assignment=assignment),
+        "previous": assignment.position - 1 if assignment.position > 0 else None,
         "preview": False,
     })
+
+
+MAX_ANSWER_BYTES = 64 * 1024
 
 
 @require_POST
 @annotator_page
 def answer(request: HttpRequest, participant: Participant) -> HttpResponse:
-    """Store an answer (JSON from the page's script, or a plain form post without script)."""
+    """Store one item's answers (JSON from the page's script, or a form post without script).
+
+    JSON: ``{"position", "client_id", "answers": {key: {"value", "cant_judge", "comment"}},
+    "active_ms", "events"}``; ``"value"`` alone answers a one-question study (what pages before
+    several questions sent, still in some browsers' outboxes). A form post sends ``value:<key>``,
+    ``cant_judge:<key>`` and ``comment:<key>`` fields (or ``value``). Anything malformed is one
+    clear 400, never a server error.
+    """
     wants_json = request.content_type == "application/json"
     try:
-        payload = json.loads(request.body) if wants_json else request.POST
-        position = int(payload["position"])
+        payload = _payload(request, wants_json)
+        position = _whole(payload.get("position"), "position", low=0, high=10**9)
         client_id = uuid.UUID(str(payload["client_id"]))
-        raw_value = payload.get("value")
-        value = None if raw_value in (None, "") else float(raw_value)
         raw_ms = payload.get("active_ms")
-        active_ms = None if raw_ms in (None, "") else int(float(raw_ms))
+        active_ms = None if raw_ms in (None, "") else _whole(raw_ms, "active_ms", low=0,
+                                                             high=MAX_ACTIVE_MS, clamp=True)
         events = payload.get("events") if wants_json else _json_list(payload.get("events"))
-    except (KeyError, ValueError, TypeError):
-        return _reject(request, wants_json, participant, "malformed answer", 400)
+        answers = _answers(payload, participant.study.question_list, wants_json)
+    except (KeyError, ValueError, TypeError) as exc:
+        message = str(exc) if isinstance(exc, _Malformed) else "malformed answer"
+        return _reject(request, wants_json, participant, message, 400)
     try:
-        result = response_submit(participant=participant, position=position, value=value,
+        result = response_submit(participant=participant, position=position, answers=answers,
                                  client_id=client_id, active_ms=active_ms, events=events)
     except AnswerRejected as exc:
         return _reject(request, wants_json, participant, str(exc), exc.status)
@@ -115,13 +187,69 @@ def answer(request: HttpRequest, participant: Participant) -> HttpResponse:
     next_url = reverse(target, kwargs={"token": participant.token})
     if not wants_json:
         return redirect(next_url)
-    return JsonResponse({"stored": True, "created": result.created, "answered": result.answered,
-                         "assigned": result.assigned, "next": next_url})
+    return JsonResponse({"stored": True, "created": result.created, "revision": result.revision,
+                         "answered": result.answered, "assigned": result.assigned,
+                         "next": next_url})
+
+
+class _Malformed(ValueError):
+    """A field of an answer that cannot be read; the message names it."""
+
+
+def _payload(request: HttpRequest, wants_json: bool):
+    if not wants_json:
+        return request.POST
+    if len(request.body) > MAX_ANSWER_BYTES:
+        raise _Malformed(f"the answer is larger than {MAX_ANSWER_BYTES // 1024} KB")
+    text = request.body.decode("utf-8", errors="replace")
+    if json_too_deep(text, 8):
+        raise _Malformed("the answer is nested too deeply")
+    payload = json.loads(text, parse_constant=_no_constant)
+    if not isinstance(payload, dict):
+        raise _Malformed("the answer must be a JSON object")
+    return payload
+
+
+def _no_constant(name: str) -> float:
+    raise _Malformed(f"{name} is not a number")
+
+
+def _whole(raw, name: str, *, low: int, high: int, clamp: bool = False) -> int:
+    """Read a whole number field; out of range is an error (or, with ``clamp``, unknown)."""
+    if isinstance(raw, bool) or raw is None:
+        raise _Malformed(f"{name} must be a whole number")
+    try:
+        number = float(raw)
+    except (TypeError, ValueError):
+        raise _Malformed(f"{name} must be a whole number") from None
+    if not math.isfinite(number) or not low <= number <= high:
+        if clamp and math.isfinite(number) and number > high:
+            return high
+        raise _Malformed(f"{name} must be a whole number from {low} to {high}")
+    return int(number)
+
+
+def _answers(payload, questions, wants_json: bool) -> dict:
+    """Return {question key: answer} from a JSON payload or a form post."""
+    if wants_json:
+        answers = payload.get("answers")
+        if answers is None and "value" in payload and len(questions) == 1:
+            answers = {questions[0].key: {"value": payload["value"]}}
+        if not isinstance(answers, dict):
+            raise _Malformed("answers must map each question's key to its answer")
+        return answers
+    out: dict[str, dict] = {}
+    for question in questions:
+        key = question.key
+        value = payload.get(f"value:{key}", payload.get("value") if len(questions) == 1 else None)
+        out[key] = {"value": value, "cant_judge": payload.get(f"cant_judge:{key}") == "on",
+                    "comment": payload.get(f"comment:{key}", "")}
+    return out
 
 
 def _json_list(raw: str | None) -> list:
     try:
-        value = json.loads(raw or "[]")
+        value = json.loads(raw or "[]", parse_constant=_no_constant)
     except ValueError:
         return []
     return value if isinstance(value, list) else []
@@ -144,11 +272,13 @@ def done(request: HttpRequest, participant: Participant) -> HttpResponse:
     if study.completion_url:
         sep = "&" if "?" in study.completion_url else "?"
         completion_link = f"{study.completion_url}{sep}cc={study.completion_code}"
+    # Checked again here: rows stored before `join` checked the target still hold it unchecked.
+    submit_to = _mturk_submit_to(participant.meta.get("turkSubmitTo", ""), study=study)
     return render(request, "annotation/done.html", {
         "study": study,
         "participant": participant,
         "completion_link": completion_link,
-        "mturk_submit": participant.meta.get("turkSubmitTo", ""),
+        "mturk_submit_url": f"{submit_to}/mturk/externalSubmit" if submit_to else "",
         "mturk_assignment": participant.meta.get("assignmentId", ""),
     })
 
@@ -169,7 +299,9 @@ def join(request: HttpRequest, open_token: str) -> HttpResponse:
             if params.get("assignmentId") == "ASSIGNMENT_ID_NOT_AVAILABLE":
                 return render(request, "annotation/mturk_preview.html", {"study": study})
             source, external_id = Participant.Source.MTURK, params["workerId"]
-            meta = {k: params[k] for k in ("assignmentId", "hitId", "turkSubmitTo") if k in params}
+            meta = {k: params[k] for k in ("assignmentId", "hitId") if k in params}
+            if submit_to := _mturk_submit_to(params.get("turkSubmitTo", ""), study=study):
+                meta["turkSubmitTo"] = submit_to
         else:
             # No platform id: one anonymous participant per browser session.
             session_key = f"concord-participant-{study.pk}"
@@ -184,3 +316,86 @@ def join(request: HttpRequest, open_token: str) -> HttpResponse:
             raise Http404("invalid platform id")
         participant = participant_enrol(study=study, source=source, external_id=external_id, meta=meta)
         return redirect("annotation:consent", token=participant.token)
+
+
+# The done page posts the HIT (with the completion code) to the host MTurk names in the link's
+# `turkSubmitTo`. Anyone can craft that link, so only MTurk's own two hosts are ever used, spelled
+# exactly: no other scheme, user info, port, path or look-alike host (`javascript:` in a form
+# action, or a completion code sent to an attacker, otherwise).
+MTURK_SUBMIT_HOSTS = ("https://www.mturk.com", "https://workersandbox.mturk.com")
+
+
+def _mturk_submit_to(raw: str, *, study: Study) -> str:
+    """Return the MTurk host that `raw` names exactly, or "" (logged) for anything else."""
+    if not raw:
+        return ""
+    candidate = raw[:-1] if raw.endswith("/") else raw
+    for host in MTURK_SUBMIT_HOSTS:
+        if candidate == host:
+            return host
+    # The worker is not told: the page just offers no submit button, and the researcher's logs
+    # show who tried what.
+    logger.warning("dropped turkSubmitTo %r of study %s: not an MTurk host", raw[:200], study.slug)
+    return ""
+
+
+# --- Researcher: import responses collected elsewhere -----------------------------------------
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def responses_upload(request: HttpRequest, slug: str) -> HttpResponse:
+    study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
+    form = ResponseImportForm(request.POST or None, request.FILES or None)
+    error = None
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            key, _ = pending_import_create(
+                study=study, user=request.user, upload=upload_read(data["file"]),
+                fmt=data["format"], annotator_column=data["annotator_column"].strip(),
+                meta_columns=data["meta_columns"],
+                item_map=upload_read(data["item_map"]) if data["item_map"] else None,
+                value_map=upload_read(data["value_map"]) if data["value_map"] else None,
+            )
+        except InputError as exc:
+            error = exc
+        else:
+            return redirect("annotation:responses_import_preview", slug=slug, key=key)
+    return render(request, "annotation/import_responses.html",
+                  {"study": study, "form": form, "error": error},
+                  status=400 if error or form.errors else 200)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def responses_preview(request: HttpRequest, slug: str, key: str) -> HttpResponse:
+    """GET: what the file holds (validated again). POST: import it, then back to the study."""
+    study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
+    try:
+        if request.method == "POST":
+            summary = pending_import_confirm(study=study, user=request.user, key=key)
+            messages.success(request, f"Imported {summary.answers} answers of "
+                                      f"{len(summary.annotators)} annotators from {summary.filename}.")
+            return redirect("studies:detail", slug=slug)
+        pending = pending_import_get(study=study, user=request.user, key=key)
+        summary = responses_import(
+            study=study, data=pending.upload.data, filename=pending.upload.filename,
+            fmt=pending.fmt, annotator_column=pending.annotator_column or None,
+            item_map=pending.item_map, value_map=pending.value_map,
+            meta_columns=pending.meta_columns, dry_run=True)
+    except InputError as exc:
+        return render(request, "annotation/import_responses.html",
+                      {"study": study, "form": ResponseImportForm(), "error": exc}, status=400)
+    return render(request, "annotation/import_preview.html",
+                  {"study": study, "summary": summary, "pending": pending, "key": key})
+
+
+@login_required
+@require_POST
+def responses_cancel(request: HttpRequest, slug: str, key: str) -> HttpResponse:
+    study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
+    pending_import_discard(study=study, user=request.user, key=key)
+    messages.info(request, "The upload was discarded; nothing was imported.")
+    return redirect("studies:detail", slug=slug)
+

@@ -1,1 +1,1 @@
-"""Benchmarks for the non-functional targets of PRODUCT.md; run as ``python -m bench.<name>``."""
+"""Benchmarks for the targets of docs/benchmarks.md; run as ``python -m bench.<name>``."""

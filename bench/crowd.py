@@ -1,15 +1,15 @@
-"""Time the crowd-scale statistics on a synthetic similarity study (PRODUCT.md targets).
+"""Time the crowd-scale statistics on a synthetic similarity study (docs/benchmarks.md).
 
 Run from the repository root: ``python -m bench.crowd [--seed N] [--repeat N]``.
 
 Generates 35 000 sentence pairs × 3 ratings by 1 000 annotators on the 1–5 similarity scale
-(seed 003's setting), about 5 % control pairs and 3 metrics, with planted annotators: slow,
-low-variance, random on the controls, disagreeable. Times one Krippendorff's alpha
+(the setting of Solomon et al. 2021), about 5 % control pairs and 3 metrics, with planted
+annotators: slow, low-variance, random on the controls, disagreeable. Times one Krippendorff's alpha
 (``alpha_long``), the five heuristics and the baseline + 31-combination correlations, each the
 best of ``--repeat`` runs, checks the planted annotators are found, prints human-readable
 lines and, LAST, one line of JSON.
 
-Targets (PRODUCT.md "Non-functional targets"): alpha ≤ 0.05 s; heuristics + correlations ≤ 1 s.
+Targets (docs/benchmarks.md): alpha ≤ 0.05 s; heuristics + correlations ≤ 1 s.
 """
 
 from __future__ import annotations
@@ -23,11 +23,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from analysis.stats._types import LongRatings
-from analysis.stats.alpha import alpha_long
-from analysis.stats.correlations import filtering_correlations
-from analysis.stats.heuristics import run_heuristics
-from analysis.stats.scales import PRESETS, reduce_values
+from core.stats._types import LongRatings
+from core.stats.alpha import alpha_long
+from core.stats.correlations import filtering_correlations
+from core.stats.heuristics import run_heuristics
+from core.stats.scales import PRESETS, reduce_values
 
 N_ITEMS = 35_000
 N_ANNOTATORS = 1_000

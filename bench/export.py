@@ -11,7 +11,7 @@ ORM with ``bulk_create`` in batches: 2 000 items, one annotator per 200 response
 presentations and 10 repeats each), values 0–7 with 2 % blanks, active times with 3 % missing,
 and a stored placeholder results document (the bench measures exports, not analyses). Then it
 writes each export to a file with the same service the command and the background jobs use
-(``analysis.exports.export_open``) and prints, per format: seconds, data rows, bytes, peak Python
+(``exports.services.export_open``) and prints, per format: seconds, data rows, bytes, peak Python
 memory (``tracemalloc``, measured in a second pass because tracing slows Python down) and the
 peak growth of the resident set size during the timed pass (sampled from /proc every 5 ms; each
 format is exported once beforehand so that library imports are not counted).
@@ -46,10 +46,11 @@ from django.core.management import call_command  # noqa: E402
 from django.db import connection, transaction  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
-from analysis.exports import WHATS, export_open  # noqa: E402
 from analysis.models import AnalysisRun  # noqa: E402
-from analysis.results import DEFAULTS, SCHEMA  # noqa: E402
 from annotation.models import Response  # noqa: E402
+from core.results import SCHEMA  # noqa: E402
+from core.settings import AnalysisSettings  # noqa: E402
+from exports.services import WHATS, export_open  # noqa: E402
 from studies.models import Item, Participant, Study  # noqa: E402
 from studies.services import study_create  # noqa: E402
 
@@ -132,11 +133,11 @@ def make_study(rows: int, seed: int) -> Study:
     if batch:
         Response.objects.bulk_create(batch)
     AnalysisRun.objects.create(
-        study=study, status=AnalysisRun.Status.DONE, progress=100, settings=dict(DEFAULTS),
+        study=study, status=AnalysisRun.Status.DONE, progress=100, settings=AnalysisSettings().to_dict(),
         finished_at=now, results={
             "schema": SCHEMA, "note": "placeholder document of bench.export",
             "study": {"slug": slug, "title": study.title, "run": None, "code_version": "bench"},
-            "settings": dict(DEFAULTS), "annotators": [f"A{n + 1}" for n in range(len(people))]})
+            "settings": AnalysisSettings().to_dict(), "annotators": [f"A{n + 1}" for n in range(len(people))]})
     return study
 
 

@@ -1,4 +1,4 @@
-"""Load-test answer submission and the next-item page on gunicorn + PostgreSQL (PRODUCT.md).
+"""Load-test answer submission and the next-item page on gunicorn + PostgreSQL (docs/benchmarks.md).
 
 Run from the repository root::
 
@@ -68,7 +68,7 @@ FORBIDDEN_DATABASES = {"concord", "test_concord", "concord_h1", "concord_h2", "c
 MAX_SECONDS = 25  # per phase, so both phases with their warm-ups stay under a minute of load
 
 TARGETS = {"answers_per_s": 600.0, "answer_p99_ms": 250.0, "pages_per_s": 150.0}
-PEERS = [  # PRODUCT.md "Non-functional targets", measured on the same kind of machine
+PEERS = [  # as docs/benchmarks.md quotes them, measured on the same kind of machine
     ("Potato", "answers/s (1 core)", "260-300", 280.0),
     ("Potato", "pages/s", "53", 53.0),
     ("Label Studio", "answers/s", "25", 25.0),
@@ -921,7 +921,7 @@ def report(args, result: dict) -> int:
     print(_cpu_line(cpu2))
 
     print()
-    print("peers (PRODUCT.md, same kind of machine):")
+    print("peers (docs/benchmarks.md, same kind of machine):")
     ours = {"answers/s (1 core)": answers_per_s, "answers/s": answers_per_s, "pages/s": pages_per_s}
     for peer, what, quoted, value in PEERS:
         print(f"  {peer:12s} {what:19s} {quoted:>8s}   Concord {ours[what]:7.1f} (x{ours[what] / value:.1f})")

@@ -1,4 +1,4 @@
-"""Time exact trust coefficients against a per-subset ``krippendorff.alpha`` loop (PRODUCT.md).
+"""Time exact trust coefficients against a per-subset ``krippendorff.alpha`` loop.
 
 Run from the repository root: ``python -m bench.trust [--seed N] [--repeat N] [--budget S]``.
 
@@ -11,7 +11,7 @@ batched = naive alphas to 1e-9, measures the peak traced memory of the k = 20 ru
 human-readable lines and, LAST, one line of JSON.  Stages that would start after ``--budget``
 seconds are skipped (reported as null).
 
-Targets (PRODUCT.md "Non-functional targets"): k = 16 ≤ 1 s, k = 20 ≤ 10 s on 2 cores, batched
+Targets (docs/benchmarks.md): k = 16 ≤ 1 s, k = 20 ≤ 10 s on 2 cores, batched
 ≥ 100× faster than the naive loop at the same k; batched alphas equal krippendorff's to 1e-9.
 """
 
@@ -27,8 +27,8 @@ import warnings
 import krippendorff
 import numpy as np
 
-from analysis.stats._subsets import enumerate_masks, masks_to_members
-from analysis.stats.trust import subset_alphas, trust_chunk, trust_coefficients
+from core.stats._subsets import enumerate_masks, masks_to_members
+from core.stats.trust import subset_alphas, trust_chunk, trust_coefficients
 
 N_ITEMS = 127
 DOMAIN = np.arange(8)

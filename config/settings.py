@@ -46,6 +46,17 @@ def envint(name: str, default: int) -> int:
         raise ImproperlyConfigured(f"{name}={raw!r} is not an integer") from None
 
 
+def envfloat(name: str, default: float) -> float:
+    """Read a number variable; anything else is an error."""
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a number") from None
+
+
 def envlist(name: str, default: list[str]) -> list[str]:
     """Read a comma-separated list."""
     raw = os.environ.get(name)
@@ -64,13 +75,32 @@ DEBUG = envbool("DEBUG", False)
 def _secret_key() -> str:
     # Production passes SECRET_KEY; a bare machine gets a random key kept in var/ so that
     # sessions survive restarts and no key is ever committed.
-    if os.environ.get("SECRET_KEY"):
-        return os.environ["SECRET_KEY"]
+    if key := os.environ.get("SECRET_KEY", ""):
+        # A guessable key lets anyone forge sessions and password-reset links: with DEBUG off,
+        # refuse to start rather than warn (Django's deploy check only warns, W009).
+        if not DEBUG and (weakness := _secret_key_weakness(key)):
+            raise ImproperlyConfigured(
+                f"SECRET_KEY {weakness}: set a random value of at least 50 characters, e.g. the "
+                "output of python -c 'import secrets; print(secrets.token_urlsafe(50))'")
+        return key
     path = VAR_DIR / "secret_key"
     if not path.exists():
         path.write_text(secrets.token_urlsafe(50))
         path.chmod(0o600)
     return path.read_text().strip()
+
+
+def _secret_key_weakness(key: str) -> str:
+    # Django's own criteria (check --deploy, W009), plus the placeholder of .env.example.
+    if "change-me" in key:
+        return "is the placeholder of .env.example"
+    if key.startswith("django-insecure-"):
+        return "is a development key (django-insecure-…)"
+    if len(key) < 50:
+        return f"is {len(key)} characters long"
+    if len(set(key)) < 5:
+        return f"has only {len(set(key))} distinct characters"
+    return ""
 
 
 SECRET_KEY = _secret_key()
@@ -95,7 +125,10 @@ INSTALLED_APPS = [
     "axes",
     "studies",
     "annotation",
+    "jobs",
     "analysis",
+    "exports",
+    "demo",
 ]
 
 MIDDLEWARE = [
@@ -111,6 +144,8 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "axes.middleware.AxesMiddleware",
+    # Last, so that it sees a view's database error first: 503 with Retry-After, not a 500.
+    "config.middleware.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -136,15 +171,28 @@ TEMPLATES = [
 # --- Database -------------------------------------------------------------------------------
 # DATABASE_URL selects PostgreSQL (psycopg 3 with its built-in pool); without it, SQLite in WAL
 # mode with IMMEDIATE transactions, so concurrent writers queue instead of failing.
+#
+# While PostgreSQL is down a request must fail fast, so that it is answered 503 with Retry-After
+# (config/middleware.py) instead of hanging: a connection attempt gives up after
+# DATABASE_CONNECT_TIMEOUT seconds, and a request waits at most DATABASE_POOL_TIMEOUT seconds for
+# a pooled connection (with DATABASE_POOL_MAX at least the threads of a process, a request never
+# waits for one while the database is up).
 if os.environ.get("DATABASE_URL"):
     _db = env.db("DATABASE_URL")
     if _db["ENGINE"] in {"django.db.backends.postgresql", "django.db.backends.postgresql_psycopg2"}:
         _db["ENGINE"] = "django.db.backends.postgresql"
+        _db.setdefault("OPTIONS", {}).setdefault(
+            "connect_timeout", envint("DATABASE_CONNECT_TIMEOUT", 3))
         if envbool("DATABASE_POOL", True):
-            _db.setdefault("OPTIONS", {})["pool"] = {
+            _db["OPTIONS"]["pool"] = {
                 "min_size": envint("DATABASE_POOL_MIN", 2),
                 "max_size": envint("DATABASE_POOL_MAX", 20),
-                "timeout": 10,
+                "timeout": envfloat("DATABASE_POOL_TIMEOUT", 2),
+                # The pool retries a failed connection with exponential back-off (1, 2, 4, … s)
+                # for this long, then gives up until a request asks again. With its default,
+                # five minutes, the pauses grow past a minute: after a long outage the pool would
+                # notice the database is back only that much later.
+                "reconnect_timeout": envfloat("DATABASE_POOL_RECONNECT_TIMEOUT", 5),
             }
             _db["CONN_MAX_AGE"] = 0
     DATABASES = {"default": _db}
@@ -218,6 +266,58 @@ AXES_FAILURE_LIMIT = envint("AXES_FAILURE_LIMIT", 10)
 AXES_COOLOFF_TIME = 1  # hours
 AXES_RESET_ON_SUCCESS = True
 AXES_ENABLED = envbool("AXES_ENABLED", True)
+# Lock a user name at one address, not the address: researchers behind one proxy or one office
+# NAT share an address, and ten wrong guesses at bob's password must not lock alice out.
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+
+# The client's address, for the lock-out. Behind N reverse proxies (nginx, a load balancer) every
+# request comes from the last proxy; each proxy appends the address it was connected from to
+# X-Forwarded-For, so the client is the N-th entry from the right, and anything further left was
+# written by the client itself. Without TRUSTED_PROXY_COUNT the header is ignored: it is then
+# the client's to invent, and a new value per guess would buy new guesses.
+TRUSTED_PROXY_COUNT = envint("TRUSTED_PROXY_COUNT", 0)
+if TRUSTED_PROXY_COUNT < 0:
+    raise ImproperlyConfigured(f"TRUSTED_PROXY_COUNT={TRUSTED_PROXY_COUNT} is negative")
+if TRUSTED_PROXY_COUNT:
+    AXES_IPWARE_META_PRECEDENCE_ORDER = ("HTTP_X_FORWARDED_FOR",)
+    AXES_IPWARE_PROXY_ORDER = "left-most"
+    # django-ipware counts the proxies *listed* in the header: all but the last one, whose
+    # address is REMOTE_ADDR. Not strict: a client-written prefix must not void the header.
+    AXES_IPWARE_PROXY_COUNT = TRUSTED_PROXY_COUNT - 1
+    IPWARE_STRICT = False
+else:
+    AXES_IPWARE_META_PRECEDENCE_ORDER = ("REMOTE_ADDR",)
+
+# --- E-mail ---------------------------------------------------------------------------------
+# Password-reset mails. EMAIL_URL (smtp+tls://user:password@host:587, smtp+ssl://…:465) or
+# EMAIL_HOST and its companions select SMTP; without either, mails are printed on the console
+# (the embedded default), so `make run` needs no mail server.
+EMAIL_USE_TLS = EMAIL_USE_SSL = False
+if os.environ.get("EMAIL_URL"):
+    _email = env.email_url("EMAIL_URL")
+    EMAIL_BACKEND = _email["EMAIL_BACKEND"]
+    EMAIL_HOST = _email["EMAIL_HOST"] or "localhost"
+    EMAIL_PORT = _email["EMAIL_PORT"] or 25
+    EMAIL_HOST_USER = _email["EMAIL_HOST_USER"] or ""
+    EMAIL_HOST_PASSWORD = _email["EMAIL_HOST_PASSWORD"] or ""
+    EMAIL_USE_TLS = bool(_email.get("EMAIL_USE_TLS"))
+    EMAIL_USE_SSL = bool(_email.get("EMAIL_USE_SSL"))
+elif os.environ.get("EMAIL_HOST"):
+    EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    EMAIL_HOST = os.environ["EMAIL_HOST"]
+    EMAIL_PORT = envint("EMAIL_PORT", 587)
+    EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+    EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+    EMAIL_USE_TLS = envbool("EMAIL_USE_TLS", True)
+    EMAIL_USE_SSL = envbool("EMAIL_USE_SSL", False)
+else:
+    EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
+if EMAIL_USE_TLS and EMAIL_USE_SSL:
+    raise ImproperlyConfigured("EMAIL_USE_TLS and EMAIL_USE_SSL are exclusive: choose one")
+# A mail server that does not answer must not hold a request for long.
+EMAIL_TIMEOUT = envint("EMAIL_TIMEOUT", 10)
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "concord@localhost")
+SERVER_EMAIL = DEFAULT_FROM_EMAIL
 
 # --- Internationalisation -------------------------------------------------------------------
 LANGUAGE_CODE = "en"
@@ -244,6 +344,15 @@ CONCORD_MAX_UPLOAD_BYTES = envint("CONCORD_MAX_UPLOAD_BYTES", 10 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
+# --- Annotator pages ------------------------------------------------------------------------
+# Seconds an item takes, per question, by display: the instructions page's estimate of a study's
+# duration until it has enough answers of its own to take their median instead.
+CONCORD_ITEM_SECONDS = {
+    "text": envint("CONCORD_ITEM_SECONDS_TEXT", 20),
+    "pair": envint("CONCORD_ITEM_SECONDS_PAIR", 15),
+    "coref": envint("CONCORD_ITEM_SECONDS_COREF", 45),
+}
+
 # --- Analyses and exports -------------------------------------------------------------------
 # Exact trust coefficients for at least this many annotators fan out over the workers as a Celery
 # chord of CONCORD_TRUST_CHUNKS subset chunks, merged exactly; smaller runs compute in one task.
@@ -258,7 +367,6 @@ CONCORD_WORKER_WAIT_SECONDS = envint("CONCORD_WORKER_WAIT_SECONDS", 20)
 
 # --- Security -------------------------------------------------------------------------------
 SESSION_COOKIE_HTTPONLY = True
-SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_HTTPONLY = False  # the questionnaire script reads the token from the form instead
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
@@ -266,6 +374,29 @@ X_FRAME_OPTIONS = "DENY"
 _https = urlsplit(SITE_URL).scheme == "https"
 SESSION_COOKIE_SECURE = envbool("SESSION_COOKIE_SECURE", _https)
 CSRF_COOKIE_SECURE = envbool("CSRF_COOKIE_SECURE", _https)
+
+
+def envsamesite(name: str, *, secure: bool, secure_name: str) -> str:
+    """Read a cookie's SameSite policy: Lax (default), Strict or None; None needs Secure."""
+    raw = os.environ.get(name, "")
+    value = {"": "Lax", "lax": "Lax", "strict": "Strict", "none": "None"}.get(raw.strip().lower())
+    if value is None:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a SameSite policy (use Lax, Strict "
+                                   "or None)")
+    if value == "None" and not secure:
+        # Browsers drop a SameSite=None cookie that is not Secure: fail here, not in the frame.
+        raise ImproperlyConfigured(f"{name}=None needs {secure_name}=1 (serve Concord over "
+                                   "HTTPS: browsers refuse SameSite=None cookies that are not "
+                                   "Secure)")
+    return value
+
+
+# MTurk shows the annotator pages in a frame on mturk.com, where a Lax cookie is not sent with a
+# POST: such studies need None (docs/running-a-study.md).
+SESSION_COOKIE_SAMESITE = envsamesite("SESSION_COOKIE_SAMESITE", secure=SESSION_COOKIE_SECURE,
+                                      secure_name="SESSION_COOKIE_SECURE")
+CSRF_COOKIE_SAMESITE = envsamesite("CSRF_COOKIE_SAMESITE", secure=CSRF_COOKIE_SECURE,
+                                   secure_name="CSRF_COOKIE_SECURE")
 SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", False)
 SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)

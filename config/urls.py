@@ -1,33 +1,41 @@
+"""Wiring only: every app declares its own routes (pages and API) and is mounted the same way."""
+
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
+from django.templatetags.static import static
 from django.urls import include, path
+from django.utils.functional import lazy
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
-from rest_framework.routers import SimpleRouter
-
-from analysis.apis import AnalysisRunViewSet, results
-from annotation.apis import ResponseViewSet
-from studies.apis import ItemViewSet, ParticipantViewSet, StudyViewSet
-
-router = SimpleRouter()
-router.register("studies", StudyViewSet, basename="study")
-router.register(r"studies/(?P<study_slug>[-a-z0-9]+)/items", ItemViewSet, basename="item")
-router.register(r"studies/(?P<study_slug>[-a-z0-9]+)/participants", ParticipantViewSet,
-                basename="participant")
-router.register(r"studies/(?P<study_slug>[-a-z0-9]+)/responses", ResponseViewSet,
-                basename="response")
-router.register(r"studies/(?P<study_slug>[-a-z0-9]+)/runs", AnalysisRunViewSet, basename="run")
+from rest_framework.permissions import IsAuthenticated
 
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="studies:list", permanent=False)),
+    # Pages link their icon; browsers, feed readers and crawlers still ask for /favicon.ico.
+    # Lazy: the hashed name is only known once the static files are collected.
+    path("favicon.ico", RedirectView.as_view(url=lazy(static, str)("favicon.ico"),
+                                             permanent=False)),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path("studies/", include("studies.urls")),
-    path("studies/<slug:slug>/results/", include("analysis.urls")),
+    # Password reset by e-mail, with Django's own views and tokens (templates/registration/).
+    path("accounts/password-reset/", auth_views.PasswordResetView.as_view(),
+         name="password_reset"),
+    path("accounts/password-reset/sent/", auth_views.PasswordResetDoneView.as_view(),
+         name="password_reset_done"),
+    path("accounts/reset/<uidb64>/<token>/", auth_views.PasswordResetConfirmView.as_view(),
+         name="password_reset_confirm"),
+    path("accounts/reset/done/", auth_views.PasswordResetCompleteView.as_view(),
+         name="password_reset_complete"),
+    path("", include("studies.urls")),
     path("", include("annotation.urls")),
-    path("api/studies/<slug:study_slug>/results/", results, name="results"),
-    path("api/", include(router.urls)),
-    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
+    path("", include("analysis.urls")),
+    path("", include("exports.urls")),
+    # The API's map is for researchers, like the API: 403 for an anonymous client (as every API
+    # route), the log-in page for a person.
+    path("api/schema/", SpectacularAPIView.as_view(permission_classes=[IsAuthenticated]),
+         name="schema"),
+    path("api/docs/", login_required(SpectacularSwaggerSplitView.as_view(url_name="schema")),
+         name="api-docs"),
     path("admin/", admin.site.urls),
 ]

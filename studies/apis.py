@@ -2,26 +2,27 @@
 
 from __future__ import annotations
 
-from django.shortcuts import get_object_or_404
 from rest_framework import mixins, serializers, viewsets
 
-from .models import Item, Participant, Scale, Study
+from .models import Item, Participant, Question, Study
+from .selectors import StudyScopedMixin, study_list
 
 
-class ScaleSerializer(serializers.ModelSerializer):
+class QuestionSerializer(serializers.ModelSerializer):
     class Meta:
-        model = Scale
-        fields = ["preset", "values", "labels", "rubric", "reductions"]
+        model = Question
+        fields = ["key", "position", "prompt", "required", "allow_comment", "allow_cant_judge",
+                  "preset", "values", "labels", "rubric", "reductions"]
 
 
 class StudySerializer(serializers.ModelSerializer):
-    scale = ScaleSerializer(read_only=True)
+    questions = QuestionSerializer(many=True, read_only=True)
 
     class Meta:
         model = Study
         fields = ["slug", "title", "status", "display", "language", "items_per_participant",
                   "annotators_per_item", "duplicates_per_participant", "duplicate_min_gap", "seed",
-                  "analysis_settings", "created_at", "scale"]
+                  "analysis_settings", "created_at", "questions"]
 
 
 class ItemSerializer(serializers.ModelSerializer):
@@ -48,23 +49,10 @@ class StudyViewSet(viewsets.ReadOnlyModelViewSet):
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):
             return Study.objects.none()
-        return Study.objects.filter(owner=self.request.user).select_related("scale")
+        return study_list(user=self.request.user)
 
 
-class OwnedStudyMixin:
-    """Resolve the URL's study among the caller's own; anyone else's is a 404."""
-
-    def schema_only(self) -> bool:
-        return getattr(self, "swagger_fake_view", False)
-
-    def study(self) -> Study:
-        if not hasattr(self, "_study"):
-            self._study = get_object_or_404(Study, owner=self.request.user,
-                                             slug=self.kwargs["study_slug"])
-        return self._study
-
-
-class ItemViewSet(OwnedStudyMixin, mixins.ListModelMixin, viewsets.GenericViewSet):
+class ItemViewSet(StudyScopedMixin, mixins.ListModelMixin, viewsets.GenericViewSet):
     serializer_class = ItemSerializer
     queryset = Item.objects.none()
 
@@ -74,7 +62,7 @@ class ItemViewSet(OwnedStudyMixin, mixins.ListModelMixin, viewsets.GenericViewSe
         return Item.objects.filter(study=self.study()).order_by("position")
 
 
-class ParticipantViewSet(OwnedStudyMixin, viewsets.ReadOnlyModelViewSet):
+class ParticipantViewSet(StudyScopedMixin, viewsets.ReadOnlyModelViewSet):
     serializer_class = ParticipantSerializer
     queryset = Participant.objects.none()
 

@@ -3,21 +3,24 @@
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from pathlib import PurePath
 from typing import Any
 
-from analysis.stats.scales import LEVELS
+from core.problems import Collector
+from core.settings import AnalysisSettings, SettingsError
 
-from .presets import preset_names
-from .problems import Collector
+from .presets import preset_names, scale_preset_names
 
-TOP_KEYS = {"slug", "title", "language", "display", "scale", "consent", "instructions", "design",
-            "analysis", "completion_url", "show_gold"}
+TOP_KEYS = {"slug", "title", "language", "display", "preset", "scale", "questions", "consent",
+            "instructions", "design", "analysis", "completion_url", "show_gold"}
 DESIGN_KEYS = {"items_per_participant", "annotators_per_item", "duplicates", "duplicate_min_gap", "seed"}
-ANALYSIS_KEYS = {"level", "trust_variant", "simple_threshold"}
 SCALE_KEYS = {"preset", "values", "labels", "rubric", "reductions", "display"}
-DEFAULT_ANALYSIS = {"level": "ordinal", "trust_variant": "paper", "simple_threshold": 3}
+QUESTION_KEYS = {"key", "prompt", "scale", "rubric", "required", "comment", "cant_judge"}
+DISPLAYS = ("text", "pair", "coref")
+MAX_QUESTIONS = 20
+QUESTION_KEY = re.compile(r"[a-z][a-z0-9_-]{0,39}")
 
 
 def load_definition(data: bytes, filename: str) -> dict[str, Any]:
@@ -55,41 +58,23 @@ def validate_definition(raw: dict[str, Any], errors: Collector) -> dict[str, Any
     if language not in {"en", "fr"}:
         errors.add(f"language must be 'en' or 'fr', not {language!r}", column="language")
 
-    scale = raw.get("scale")
-    if isinstance(scale, str):
-        scale = {"preset": scale}
-    if not isinstance(scale, dict):
-        errors.add("'scale' is required: a preset name or a table with values/labels/reductions",
-                   column="scale")
-        scale = {}
-    for key in sorted(set(scale) - SCALE_KEYS):
-        errors.add(f"unknown key {key!r}", column=f"scale.{key}")
-    if "preset" in scale and scale["preset"] not in preset_names():
-        errors.add(f"unknown preset {scale['preset']!r} (choose {', '.join(preset_names())})",
-                   column="scale.preset")
-    if "preset" not in scale:
-        values = scale.get("values")
-        if not isinstance(values, list) or len(values) < 2 or not all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) for v in values
-        ):
-            errors.add("a custom scale needs 'values': a list of at least two numbers",
-                       column="scale.values")
-        elif len(set(values)) != len(values):
-            errors.add("scale values must be distinct", column="scale.values")
-        elif scale.get("display", "text") not in {"text", "pair", "coref"}:
-            errors.add("scale.display must be text, pair or coref", column="scale.display")
-        for name, mapping in (scale.get("reductions") or {}).items():
-            if not isinstance(mapping, dict):
-                errors.add("a reduction maps each value to a code", column=f"scale.reductions.{name}")
-                continue
-            keys = {str(k) for k in mapping}
-            wanted = {_key(v) for v in values} if isinstance(values, list) else set()
-            if wanted and keys != wanted:
-                errors.add(f"reduction {name!r} must map exactly the scale's values "
-                           f"(missing {sorted(wanted - keys)}, extra {sorted(keys - wanted)})",
-                           column=f"scale.reductions.{name}")
-            if not all(isinstance(c, (int, float)) and not isinstance(c, bool) for c in mapping.values()):
-                errors.add("reduction codes must be numbers", column=f"scale.reductions.{name}")
+    preset, scale, questions = raw.get("preset"), raw.get("scale"), raw.get("questions")
+    given = [name for name in ("preset", "scale", "questions") if raw.get(name) is not None]
+    if len(given) != 1:
+        errors.add("give exactly one of 'preset' (a preset name), 'scale' (one question's scale) "
+                   f"or 'questions' (a list of questions); found {', '.join(given) or 'none'}",
+                   column="questions" if not given else given[-1])
+    if preset is not None and preset not in preset_names():
+        errors.add(f"unknown preset {preset!r} (choose {', '.join(preset_names())})",
+                   column="preset")
+    if scale is not None:
+        scale = _scale(scale, "scale", errors)
+    if questions is not None:
+        questions = _questions(questions, errors)
+    display = raw.get("display")
+    if display is not None and display not in DISPLAYS:
+        errors.add(f"display must be one of {', '.join(DISPLAYS)}, not {display!r}",
+                   column="display")
 
     design = raw.get("design", {}) or {}
     if not isinstance(design, dict):
@@ -112,28 +97,115 @@ def validate_definition(raw: dict[str, Any], errors: Collector) -> dict[str, Any
     if not isinstance(analysis, dict):
         errors.add("'analysis' must be a table", column="analysis")
         analysis = {}
-    for key in sorted(set(analysis) - ANALYSIS_KEYS):
-        errors.add(f"unknown key {key!r}", column=f"analysis.{key}")
-    if analysis.get("level", "ordinal") not in LEVELS:
-        errors.add(f"level must be one of {', '.join(LEVELS)}", column="analysis.level")
-    if analysis.get("trust_variant", "paper") not in {"paper", "notebook"}:
-        errors.add("trust_variant must be paper or notebook", column="analysis.trust_variant")
-    threshold = analysis.get("simple_threshold", 3)
-    if not isinstance(threshold, int) or isinstance(threshold, bool) or threshold < 1:
-        errors.add("simple_threshold must be a positive integer", column="analysis.simple_threshold")
+    try:
+        analysis_settings = AnalysisSettings.from_mapping(analysis)
+    except SettingsError as exc:
+        for problem in exc.problems:
+            errors.add(problem.message, column=f"analysis.{problem.column}")
+        analysis_settings = AnalysisSettings()
     errors.raise_if_any()
     return {
         "slug": raw["slug"].strip(),
         "title": raw["title"].strip(),
         "language": language,
+        "preset": preset,
         "scale": scale,
+        "questions": questions,
+        "display": display,
         "consent": raw.get("consent", ""),
         "instructions": raw.get("instructions", ""),
         "design": design,
-        "analysis": {**DEFAULT_ANALYSIS, **analysis},
+        "analysis": analysis_settings.to_dict(),
         "completion_url": raw.get("completion_url", ""),
         "show_gold": bool(raw.get("show_gold", True)),
     }
+
+
+def _scale(scale: Any, path: str, errors: Collector) -> dict[str, Any]:
+    """Validate one question's scale (a scale preset's name or a custom scale table)."""
+    if isinstance(scale, str):
+        scale = {"preset": scale}
+    if not isinstance(scale, dict):
+        errors.add("a scale is a preset name or a table with values/labels/reductions",
+                   column=path)
+        return {}
+    for key in sorted(set(scale) - SCALE_KEYS):
+        errors.add(f"unknown key {key!r}", column=f"{path}.{key}")
+    if "preset" in scale:
+        if scale["preset"] not in scale_preset_names():
+            errors.add(f"unknown scale preset {scale['preset']!r} (choose "
+                       f"{', '.join(scale_preset_names())})", column=f"{path}.preset")
+        return scale
+    values = scale.get("values")
+    if not isinstance(values, list) or len(values) < 2 or not all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in values
+    ):
+        errors.add("a custom scale needs 'values': a list of at least two numbers",
+                   column=f"{path}.values")
+    elif len(set(values)) != len(values):
+        errors.add("scale values must be distinct", column=f"{path}.values")
+    if scale.get("display", "text") not in DISPLAYS:
+        errors.add(f"{path}.display must be text, pair or coref", column=f"{path}.display")
+    reductions = scale.get("reductions") or {}
+    if not isinstance(reductions, dict):
+        errors.add("reductions is a table of named mappings", column=f"{path}.reductions")
+        reductions = {}
+    for name, mapping in reductions.items():
+        if not isinstance(mapping, dict):
+            errors.add("a reduction maps each value to a code", column=f"{path}.reductions.{name}")
+            continue
+        keys = {str(k) for k in mapping}
+        wanted = {_key(v) for v in values} if isinstance(values, list) else set()
+        if wanted and keys != wanted:
+            errors.add(f"reduction {name!r} must map exactly the scale's values "
+                       f"(missing {sorted(wanted - keys)}, extra {sorted(keys - wanted)})",
+                       column=f"{path}.reductions.{name}")
+        if not all(isinstance(c, (int, float)) and not isinstance(c, bool)
+                   for c in mapping.values()):
+            errors.add("reduction codes must be numbers", column=f"{path}.reductions.{name}")
+    return scale
+
+
+def _questions(questions: Any, errors: Collector) -> list[dict[str, Any]]:
+    """Validate the list of questions: keys unique slugs, each with a scale."""
+    if not isinstance(questions, list) or not questions:
+        errors.add("'questions' is a non-empty list of question tables", column="questions")
+        return []
+    if len(questions) > MAX_QUESTIONS:
+        errors.add(f"at most {MAX_QUESTIONS} questions per item, not {len(questions)}",
+                   column="questions")
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for n, question in enumerate(questions[:MAX_QUESTIONS]):
+        path = f"questions[{n}]"
+        if not isinstance(question, dict):
+            errors.add("each question is a table", column=path)
+            continue
+        for key in sorted(set(question) - QUESTION_KEYS):
+            errors.add(f"unknown key {key!r}", column=f"{path}.{key}")
+        key = question.get("key")
+        if not isinstance(key, str) or not QUESTION_KEY.fullmatch(key):
+            errors.add("'key' is required: lower-case letters, digits, '-' or '_', starting with "
+                       "a letter, at most 40 characters", column=f"{path}.key")
+        elif key in seen:
+            errors.add(f"key {key!r} is used by an earlier question", column=f"{path}.key")
+        else:
+            seen.add(key)
+        prompt = question.get("prompt", "")
+        if not isinstance(prompt, str) or len(prompt) > 500:
+            errors.add("prompt is a string of at most 500 characters", column=f"{path}.prompt")
+        if "rubric" in question and not isinstance(question["rubric"], str):
+            errors.add("rubric is a (Markdown) string", column=f"{path}.rubric")
+        for flag in ("required", "comment", "cant_judge"):
+            if flag in question and not isinstance(question[flag], bool):
+                errors.add(f"{flag} is true or false", column=f"{path}.{flag}")
+        if "scale" not in question:
+            errors.add("'scale' is required: a scale preset name or a table",
+                       column=f"{path}.scale")
+        else:
+            question = {**question, "scale": _scale(question["scale"], f"{path}.scale", errors)}
+        out.append(question)
+    return out
 
 
 def _key(value: float) -> str:

@@ -1,9 +1,9 @@
-"""Automatic metrics of sentence-pair items, computed on import (PRODUCT.md, seed 003 §5.2).
+"""Automatic metrics of sentence-pair items, computed on import (Solomon et al. 2021, §5.2).
 
 `pair_rows_score` fills parsed item rows in place before they are stored:
 
 - `metrics`: `bleu, chrf, rouge1, rouge2, rougeL, overlap, bleu1` of `text_a` (reference) and
-  `text_b` (hypothesis), from `analysis.metrics.similarity.similarity_metrics_many`. An imported
+  `text_b` (hypothesis), from `core.metrics.similarity.similarity_metrics_many`. An imported
   `metric:<name>` column with one of these names wins: it is kept as imported.
 - `meta`: `sentiment_a` / `sentiment_b`, VADER's compound score of each text, computed once per
   distinct sentence over the whole batch, and `sentiment_source` = "vader". When the row
@@ -16,11 +16,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from analysis.metrics.sentiment import Analyser, SentimentScorer
-from analysis.metrics.similarity import SIMILARITY_METRICS, similarity_metrics_many
-
-from .importers import ItemRow
-from .problems import Problem
+from core.items import ItemRow
+from core.metrics.sentiment import Analyser, SentimentScorer
+from core.metrics.similarity import SIMILARITY_METRICS, similarity_metrics_many
+from core.problems import Problem
 
 SENTIMENT_KEYS = ("sentiment_a", "sentiment_b")
 

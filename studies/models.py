@@ -7,6 +7,7 @@ import secrets
 from django.conf import settings
 from django.core.validators import MinValueValidator, RegexValidator
 from django.db import models
+from django.utils.functional import cached_property
 from django.utils.translation import gettext_lazy as _
 
 
@@ -41,7 +42,7 @@ class Study(models.Model):
     language = models.CharField(max_length=8, choices=settings.LANGUAGES, default="en")
     consent_text = models.TextField(blank=True, help_text="Markdown, shown before the instructions.")
     instructions = models.TextField(blank=True, help_text="Markdown, shown before the first item.")
-    # Assignment design (PRODUCT.md "Assignment design"); items_per_participant 0 = every item.
+    # Assignment design (docs/running-a-study.md); items_per_participant 0 = every item.
     items_per_participant = models.PositiveIntegerField(default=0)
     annotators_per_item = models.PositiveIntegerField(default=3, validators=[MinValueValidator(1)])
     duplicates_per_participant = models.PositiveIntegerField(default=0)
@@ -67,29 +68,69 @@ class Study(models.Model):
     def is_open(self) -> bool:
         return self.status == self.Status.OPEN
 
+    @cached_property
+    def question_list(self) -> list[Question]:
+        """The study's questions in order (one query, cached on the instance)."""
+        return list(self.questions.order_by("position"))
 
-class Scale(models.Model):
-    """The study's rating scale: ordered values, their labels, a rubric and named reductions.
+    @property
+    def primary_question(self) -> Question:
+        """The first question: the one a single-question study asks."""
+        return self.question_list[0]
 
-    `reductions` maps a reduction name to {raw value (as a string key): code}; every analysis
-    runs on the raw scale and on each reduction.
+
+class Question(models.Model):
+    """One question asked about every item of a study, with its own scale and rubric.
+
+    A study asks one or more questions per item (SummEval's four, MT's adequacy and fluency):
+    the item page shows all of them under one Confirm, and every analysis runs per question on
+    its raw scale and on each of its reductions. ``reductions`` is an ordered list of
+    ``{"name": …, "map": {raw value (as a string key): code}}`` (a list, because PostgreSQL's
+    jsonb does not keep the order of an object's keys). Once a study is open its questions never
+    change (the answers would no longer mean what they meant).
     """
 
-    study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="scale")
+    class Missing(models.TextChoices):
+        ANSWERED = "", _("Answered")
+        CANT_JUDGE = "cant_judge", _("Can't judge")
+        SKIPPED = "skipped", _("Not answered")
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="questions")
+    key = models.SlugField(max_length=40, help_text="Names the question in files and results.")
+    position = models.PositiveSmallIntegerField(default=0)
+    prompt = models.CharField(max_length=500, blank=True, help_text="Shown above the options.")
+    required = models.BooleanField(default=True)
+    allow_comment = models.BooleanField(default=False)
+    allow_cant_judge = models.BooleanField(default=False)
     preset = models.CharField(max_length=60, blank=True)
     values = models.JSONField(help_text="Ordered list of the scale's values (numbers).")
     labels = models.JSONField(default=dict, help_text="{value: label} shown to annotators.")
-    rubric = models.TextField(blank=True, help_text="Markdown, shown beside the options.")
-    reductions = models.JSONField(default=dict, blank=True)
+    rubric = models.TextField(blank=True, help_text="Markdown, shown once above the questions.")
+    reductions = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["study", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "key"], name="question_unique_key"),
+            models.UniqueConstraint(fields=["study", "position"], name="question_unique_position"),
+        ]
 
     def __str__(self) -> str:
-        return f"{self.study.slug}: {self.preset or 'custom'}"
+        return f"{self.study_id}:{self.key}"
 
     def label_for(self, value: float) -> str:
         return self.labels.get(_key(value), _key(value))
 
     def options(self) -> list[tuple[str, str]]:
         return [(_key(v), self.labels.get(_key(v), "")) for v in self.values]
+
+    def reduction_maps(self) -> dict[str, dict[str, float]]:
+        """Return ``{name: {raw value key: code}}`` in the question's order."""
+        return {r["name"]: dict(r["map"]) for r in self.reductions}
+
+    @property
+    def domain(self) -> list[float]:
+        return [float(v) for v in self.values]
 
 
 def _key(value: float) -> str:
@@ -120,6 +161,43 @@ class Item(models.Model):
 
     def __str__(self) -> str:
         return f"{self.study_id}:{self.external_id}"
+
+
+class Membership(models.Model):
+    """A researcher's role in a study: viewer, editor or owner.
+
+    A viewer reads everything and changes nothing; an editor changes the study, its items,
+    participants and analyses but cannot delete it or share it; an owner can do everything. A
+    researcher without a membership sees the study as if it did not exist, superusers included
+    (the admin is an operator's tool, not a way into researchers' data).
+    """
+
+    class Role(models.TextChoices):
+        VIEWER = "viewer", _("Viewer")
+        EDITOR = "editor", _("Editor")
+        OWNER = "owner", _("Owner")
+
+    RANK = {Role.VIEWER: 1, Role.EDITOR: 2, Role.OWNER: 3}
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                             related_name="study_memberships")
+    role = models.CharField(max_length=10, choices=Role.choices)
+    added_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                 on_delete=models.SET_NULL, related_name="+")
+    added_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["study", "user"]
+        constraints = [models.UniqueConstraint(fields=["study", "user"], name="membership_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.study_id}:{self.user_id} {self.role}"
+
+    @classmethod
+    def allows(cls, role: str | None, need: str) -> bool:
+        """Whether ``role`` (None: no membership) is at least ``need``."""
+        return role is not None and cls.RANK[cls.Role(role)] >= cls.RANK[cls.Role(need)]
 
 
 class Participant(models.Model):
@@ -173,6 +251,10 @@ class Assignment(models.Model):
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments")
     position = models.PositiveIntegerField()
     presentation = models.PositiveSmallIntegerField(default=1)
+    # When the item page first showed it: an answer to an item that was on screen is accepted
+    # even after the study closes, and a first presentation whose repeat has been shown can no
+    # longer be revised (going back must not let the annotator compare the two).
+    shown_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["participant", "position"]

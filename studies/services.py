@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import PurePath
 from typing import Any
 
 import numpy as np
@@ -13,15 +14,26 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from analysis.metrics.controls import random_control_pairs
+from core.design import Design, participant_seed, plan_presentations
+from core.items import (
+    ItemRow,
+    coref_annotation,
+    coref_item_id,
+    coref_plain_text,
+    item_id_problem,
+    items_parse,
+)
+from core.metrics.controls import random_control_pairs
+from core.metrics.coref import coref_metrics
+from core.metrics.features import error_features
+from core.metrics.formats import FORMATS, conll_tokens, read_gold_and_system
+from core.problems import Collector, InputError, Problem
+from core.settings import AnalysisSettings, SettingsError
+from core.tabular import decode
 
-from .definitions import DEFAULT_ANALYSIS
-from .design import Design, participant_seed, plan_presentations
-from .importers import ItemRow, parse_items
 from .item_metrics import pair_rows_score, sentiment_problems
-from .models import Assignment, Item, Participant, Scale, Study
-from .presets import preset_scale
-from .problems import InputError, Problem
+from .models import Assignment, Item, Membership, Participant, Question, Study
+from .presets import DEFAULT_QUESTION_KEY, preset_questions, preset_scale
 
 
 def study_design(study: Study) -> Design:
@@ -41,6 +53,8 @@ def study_create(
     title: str,
     preset: str | None = None,
     scale: dict[str, Any] | None = None,
+    questions: list[dict[str, Any]] | None = None,
+    display: str | None = None,
     language: str = "en",
     consent: str = "",
     instructions: str = "",
@@ -49,30 +63,34 @@ def study_create(
     completion_url: str = "",
     show_gold: bool = True,
 ) -> Study:
-    """Create a study and its scale from a preset or a custom scale definition."""
+    """Create a study and its questions: from a preset, one custom scale, or a list of questions.
+
+    ``preset`` is a scale preset (one question, key ``rating``) or a study preset
+    (``summeval-4x5``); ``scale`` a scale preset name in ``{"preset": …}`` or a custom scale
+    (values, labels, rubric, reductions, display); ``questions`` a list of question definitions
+    (key, prompt, scale, required, comment, cant_judge; see `studies.definitions`).
+    ``display`` overrides the item display the scale implies.
+    """
     if preset:
-        fields = preset_scale(preset, language)
-    elif scale and "preset" in scale:
-        fields = preset_scale(scale["preset"], language)
+        shown, specs = preset_questions(preset, language)
+    elif questions:
+        specs = [question_fields(q, language) for q in questions]
+        shown = specs[0].pop("display")
+        for spec in specs[1:]:
+            spec.pop("display")
     elif scale:
-        fields = {
-            "preset": "",
-            "values": list(scale["values"]),
-            "labels": {str(k): str(v) for k, v in (scale.get("labels") or {}).items()},
-            "rubric": scale.get("rubric", ""),
-            "reductions": {n: {str(k): v for k, v in m.items()}
-                           for n, m in (scale.get("reductions") or {}).items()},
-            "display": scale.get("display", "text"),
-        }
+        spec = question_fields({"key": DEFAULT_QUESTION_KEY, "scale": scale}, language)
+        shown = spec.pop("display")
+        specs = [spec]
     else:
-        raise ValueError("a study needs a preset or a scale")
+        raise ValueError("a study needs a preset, a scale or questions")
     design = design or {}
     study = Study(
         owner=owner,
         slug=slug,
         title=title,
         language=language,
-        display=fields["display"],
+        display=display or shown,
         consent_text=consent,
         instructions=instructions,
         items_per_participant=design.get("items_per_participant", 0),
@@ -82,27 +100,80 @@ def study_create(
         seed=design.get("seed", 0),
         completion_url=completion_url,
         show_gold=show_gold,
-        analysis_settings={**DEFAULT_ANALYSIS, **(analysis or {})},
+        analysis_settings=_analysis_settings(analysis),
     )
+    # Slugs are unique across researchers, yet another researcher's studies must behave as if
+    # they did not exist: the slug is "taken", never "Study with this Slug already exists".
+    taken = "this slug is taken; choose another"
+    problems = []
     try:
-        study.full_clean(exclude=["owner"])
+        study.full_clean(exclude=["owner"], validate_unique=False)
     except ValidationError as exc:
-        raise InputError([Problem("study", None, field, "; ".join(msgs))
-                          for field, msgs in exc.message_dict.items()]) from None
+        problems = [Problem("study", None, field, "; ".join(msgs))
+                    for field, msgs in exc.message_dict.items()]
+    if Study.objects.filter(slug=slug).exists():
+        problems.append(Problem("study", None, "slug", taken))
+    if problems:
+        raise InputError(problems)
     try:
         with transaction.atomic():
             study.save()
-    except IntegrityError:
-        raise InputError([Problem("study", None, "slug", f"a study {slug!r} already exists")]) from None
-    Scale.objects.create(
-        study=study,
-        preset=fields["preset"],
-        values=fields["values"],
-        labels=fields["labels"],
-        rubric=fields["rubric"],
-        reductions=fields["reductions"],
-    )
+    except IntegrityError:  # taken between the check and the insert
+        raise InputError([Problem("study", None, "slug", taken)]) from None
+    Question.objects.bulk_create(Question(study=study, position=n, **spec)
+                                 for n, spec in enumerate(specs))
+    Membership.objects.create(study=study, user=owner, role=Membership.Role.OWNER, added_by=owner)
     return study
+
+
+QUESTION_FIELDS = ("key", "prompt", "required", "allow_comment", "allow_cant_judge")
+
+
+def question_fields(definition: dict[str, Any], language: str = "en") -> dict[str, Any]:
+    """Return the `Question` fields (and the item display) of one validated question definition.
+
+    ``scale`` is a scale preset's name, ``{"preset": name}`` or a custom scale; ``rubric``
+    beside it overrides the scale's; ``comment`` and ``cant_judge`` are the definition file's
+    names of ``allow_comment`` and ``allow_cant_judge``.
+    """
+    scale = definition.get("scale") or {}
+    if isinstance(scale, str):
+        scale = {"preset": scale}
+    if "preset" in scale:
+        fields = preset_scale(scale["preset"], language)
+    else:
+        reductions = scale.get("reductions") or []
+        if isinstance(reductions, dict):
+            reductions = [{"name": n, "map": m} for n, m in reductions.items()]
+        fields = {
+            "preset": "",
+            "values": list(scale["values"]),
+            "labels": {str(k): str(v) for k, v in (scale.get("labels") or {}).items()},
+            "rubric": scale.get("rubric", ""),
+            "reductions": [{"name": r["name"], "map": {str(k): v for k, v in r["map"].items()}}
+                           for r in reductions],
+            "display": scale.get("display", "text"),
+        }
+    if definition.get("rubric"):
+        fields["rubric"] = definition["rubric"]
+    return {
+        **fields,
+        "key": definition.get("key", DEFAULT_QUESTION_KEY),
+        "prompt": definition.get("prompt", ""),
+        "required": bool(definition.get("required", True)),
+        "allow_comment": bool(definition.get("comment", definition.get("allow_comment", False))),
+        "allow_cant_judge": bool(definition.get("cant_judge",
+                                                definition.get("allow_cant_judge", False))),
+    }
+
+
+def _analysis_settings(analysis: dict[str, Any] | None) -> dict[str, Any]:
+    """Return the study's analysis settings, every key written out (the defaults included)."""
+    try:
+        return AnalysisSettings.from_mapping(analysis or {}).to_dict()
+    except SettingsError as exc:
+        raise InputError([Problem("study", None, f"analysis.{p.column}", p.message)
+                          for p in exc.problems]) from None
 
 
 def study_create_from_definition(*, owner: AbstractBaseUser, definition: dict[str, Any]) -> Study:
@@ -111,7 +182,10 @@ def study_create_from_definition(*, owner: AbstractBaseUser, definition: dict[st
         owner=owner,
         slug=definition["slug"],
         title=definition["title"],
-        scale=definition["scale"],
+        preset=definition.get("preset"),
+        scale=definition.get("scale"),
+        questions=definition.get("questions"),
+        display=definition.get("display"),
         language=definition["language"],
         consent=definition["consent"],
         instructions=definition["instructions"],
@@ -131,7 +205,7 @@ def items_import(*, study: Study, data: bytes, filename: str) -> int:
         raise InputError([Problem(filename, None, None,
                                   "items can only be added while the study is a draft")])
     existing = set(study.items.values_list("external_id", flat=True))
-    rows = parse_items(data, filename=filename, display=study.display, existing_ids=existing,
+    rows = items_parse(data, filename=filename, display=study.display, existing_ids=existing,
                        max_bytes=settings.CONCORD_MAX_UPLOAD_BYTES)
     if study.display == Study.Display.PAIR:
         problems = sentiment_problems(rows, filename=filename)
@@ -156,6 +230,82 @@ def items_import(*, study: Study, data: bytes, filename: str) -> int:
             for n, row in enumerate(rows)
         )
     return len(rows)
+
+
+def coref_items_import(
+    *,
+    study: Study,
+    gold: bytes,
+    system: bytes,
+    gold_name: str,
+    system_name: str,
+    fmt: str,
+) -> int:
+    """Validate a gold and a system coreference file completely, then store one item per document.
+
+    Both files are read with `core.metrics.formats.read_gold_and_system` (CoNLL-2012 or RuCoCo
+    JSON). Each document pair becomes an item with
+    - `external_id`: `core.items.coref_item_id` (CoNLL `NAME-PART`, RuCoCo the document's name,
+      `<gold file stem>#<position>` when unnamed), unique in the file and new to the study;
+    - `text` and `annotation`: `core.items.coref_plain_text` / `coref_annotation`;
+    - `metrics`: `core.metrics.coref.coref_metrics` (`LEA_split_*` for RuCoCo);
+    - `features`: the six error-type counts of `core.metrics.features.error_features`, without
+      their `feature:` prefix (as imported `feature:` columns are stored).
+
+    Raises `InputError` listing every problem of both files; nothing is written then.
+    """
+    if study.status != Study.Status.DRAFT:
+        raise InputError([Problem(gold_name, None, None,
+                                  "items can only be added while the study is a draft")])
+    problems = Collector(gold_name)
+    if study.display != Study.Display.COREF:
+        problems.add(f"coreference items need a study that shows coreference passages; "
+                     f"{study.slug!r} shows {study.display!r} items")
+    if fmt not in FORMATS:
+        problems.add(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}",
+                     column="--format")
+    texts = []
+    for data, name in ((gold, gold_name), (system, system_name)):
+        own = Collector(name)
+        texts.append(decode(data, own, max_bytes=settings.CONCORD_MAX_UPLOAD_BYTES))
+        problems.extend(own)
+    problems.raise_if_any()
+    gold_text, system_text = texts
+    pairs = read_gold_and_system(gold_text, system_text, format=fmt,
+                                 gold_file=gold_name, system_file=system_name)
+
+    tokens = conll_tokens(gold_text) if fmt == "conll2012" else {}
+    stem = PurePath(gold_name).stem
+    existing = set(study.items.values_list("external_id", flat=True))
+    seen: set[str] = set()
+    items: list[Item] = []
+    for n, (g, s) in enumerate(pairs, start=1):
+        item_id = coref_item_id(g, s, position=n, stem=stem)
+        if not item_id.strip():
+            problems.add(f"document {n} has an empty name")
+        elif (problem := item_id_problem(item_id)) is not None:
+            problems.add(f"document {n}: {problem}")
+        elif item_id in seen:
+            problems.add(f"document {n}: the name {item_id!r} is used twice")
+        elif item_id in existing:
+            problems.add(f"document {n}: {item_id!r} is already an item of this study")
+        seen.add(item_id)
+        annotation = coref_annotation(g, s, tokens=tokens.get(g.name))
+        items.append(Item(
+            study=study,
+            external_id=item_id,
+            text=coref_plain_text(annotation),
+            annotation=annotation,
+            metrics=coref_metrics(g, s),
+            features={k.removeprefix("feature:"): v for k, v in error_features(g, s).items()},
+        ))
+    problems.raise_if_any()
+    with transaction.atomic():
+        start = study.items.count()
+        for n, item in enumerate(items):
+            item.position = start + n
+        Item.objects.bulk_create(items)
+    return len(items)
 
 
 def study_open(*, study: Study) -> Study:
@@ -248,7 +398,7 @@ def participant_revoke(*, participant: Participant) -> None:
 
 @transaction.atomic
 def controls_generate(*, study: Study, n: int, seed: int | None = None) -> int:
-    """Add `n` random control pairs built from the study's own sentences (seed 003 §4).
+    """Add `n` random control pairs built from the study's own sentences (Solomon et al. 2021, §4).
 
     Each control joins the `text_a` of one item with the `text_b` of another, never a sentence
     with itself or with its own partner, never repeating a pair of the study (controls

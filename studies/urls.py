@@ -1,27 +1,27 @@
+"""Routes of the studies app: the researcher's study pages and the studies API."""
+
 from django.urls import include, path
+from rest_framework.routers import SimpleRouter
 
-from annotation import import_views
-
-from . import views
+from . import apis, views
 
 app_name = "studies"
 
+router = SimpleRouter()
+router.register("studies", apis.StudyViewSet, basename="study")
+router.register(r"studies/(?P<study_slug>[-a-z0-9]+)/items", apis.ItemViewSet, basename="item")
+router.register(r"studies/(?P<study_slug>[-a-z0-9]+)/participants", apis.ParticipantViewSet,
+                basename="participant")
+
 urlpatterns = [
-    path("", views.study_index, name="list"),
-    path("new/", views.study_new, name="new"),
-    path("<slug:slug>/", views.study_detail, name="detail"),
-    path("<slug:slug>/items/", views.items_upload, name="items_upload"),
-    path("<slug:slug>/controls/", views.controls_add, name="controls_add"),
-    path("<slug:slug>/invite/", views.invite, name="invite"),
-    path("<slug:slug>/preview/", views.preview, name="preview"),
-    path("<slug:slug>/open/", views.study_set_status, {"action": "open"}, name="open"),
-    path("<slug:slug>/close/", views.study_set_status, {"action": "close"}, name="close"),
-    path("<slug:slug>/responses/import/", import_views.responses_upload, name="responses_import"),
-    path("<slug:slug>/responses/import/<slug:key>/", import_views.responses_preview,
-         name="responses_import_preview"),
-    path("<slug:slug>/responses/import/<slug:key>/cancel/", import_views.responses_cancel,
-         name="responses_import_cancel"),
-    path("<slug:slug>/participants/pseudonyms.csv", import_views.pseudonyms_download,
-         name="pseudonyms"),
-    path("<slug:slug>/exports/", include("analysis.export_urls")),
+    path("studies/", views.study_index, name="list"),
+    path("studies/new/", views.study_new, name="new"),
+    path("studies/<slug:slug>/", views.study_detail, name="detail"),
+    path("studies/<slug:slug>/items/", views.items_upload, name="items_upload"),
+    path("studies/<slug:slug>/controls/", views.controls_add, name="controls_add"),
+    path("studies/<slug:slug>/invite/", views.invite, name="invite"),
+    path("studies/<slug:slug>/preview/", views.preview, name="preview"),
+    path("studies/<slug:slug>/open/", views.study_set_status, {"action": "open"}, name="open"),
+    path("studies/<slug:slug>/close/", views.study_set_status, {"action": "close"}, name="close"),
+    path("api/", include(router.urls)),
 ]

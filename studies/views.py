@@ -1,4 +1,5 @@
-"""The researcher's pages. Every view reads the study through `study_get` (owner-scoped, 404)."""
+"""The researcher's pages. Every view reads the study through `study_get`: no role is a 404, a
+role below what the page needs (an editor to change anything) a 403."""
 
 from __future__ import annotations
 
@@ -12,9 +13,11 @@ from django.shortcuts import redirect, render
 from django.utils import translation
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from core.problems import InputError
+from core.tabular import size_over_limit
+
 from .forms import ControlsForm, InviteForm, ItemUploadForm, StudyCreateForm
-from .problems import InputError
-from .selectors import participant_progress, study_get, study_list
+from .selectors import Role, participant_progress, study_get, study_list
 from .services import (
     controls_generate,
     items_import,
@@ -49,7 +52,10 @@ def study_new(request: HttpRequest) -> HttpResponse:
             )
         except InputError as exc:
             for problem in exc.problems:
-                form.add_error(None, str(problem))
+                if problem.column in form.fields:
+                    form.add_error(str(problem.column), problem.message)
+                else:
+                    form.add_error(None, str(problem))
         else:
             return redirect("studies:detail", slug=study.slug)
     return render(request, "studies/new.html", {"form": form})
@@ -76,21 +82,26 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_POST
 def items_upload(request: HttpRequest, slug: str) -> HttpResponse:
-    study = study_get(user=request.user, slug=slug)
+    study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
     form = ItemUploadForm(request.POST, request.FILES)
+    if form.has_error("file", code="empty"):
+        messages.error(request, f"{request.FILES['file'].name}: the file is empty. "
+                                "Nothing was imported.")
+        return redirect("studies:detail", slug=slug)
     if not form.is_valid():
         messages.error(request, "Choose a file to upload.")
         return redirect("studies:detail", slug=slug)
     upload = form.cleaned_data["file"]
     if upload.size > settings.CONCORD_MAX_UPLOAD_BYTES:
-        messages.error(request, f"{upload.name}: the file is {upload.size / 1e6:.1f} MB; the limit "
-                                f"is {settings.CONCORD_MAX_UPLOAD_BYTES / 1e6:.1f} MB. Nothing was imported.")
+        messages.error(request, f"{upload.name}: "
+                                f"{size_over_limit(upload.size, limit=settings.CONCORD_MAX_UPLOAD_BYTES)}."
+                                " Nothing was imported.")
         return redirect("studies:detail", slug=slug)
     try:
         count = items_import(study=study, data=upload.read(), filename=upload.name)
     except InputError as exc:
         return render(request, "studies/upload_errors.html",
-                      {"study": study, "problems": exc.problems, "filename": upload.name}, status=400)
+                      {"study": study, "error": exc, "filename": upload.name}, status=400)
     messages.success(request, f"Imported {count} items from {upload.name}.")
     return redirect("studies:detail", slug=slug)
 
@@ -98,7 +109,7 @@ def items_upload(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_POST
 def study_set_status(request: HttpRequest, slug: str, action: str) -> HttpResponse:
-    study = study_get(user=request.user, slug=slug)
+    study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
     try:
         (study_open if action == "open" else study_close)(study=study)
     except InputError as exc:
@@ -110,7 +121,7 @@ def study_set_status(request: HttpRequest, slug: str, action: str) -> HttpRespon
 @login_required
 @require_POST
 def invite(request: HttpRequest, slug: str) -> HttpResponse:
-    study = study_get(user=request.user, slug=slug)
+    study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
     form = InviteForm(request.POST)
     if form.is_valid():
         try:
@@ -136,10 +147,11 @@ def preview(request: HttpRequest, slug: str) -> HttpResponse:
     with translation.override(study.language):
         return render(request, "annotation/item.html", {
             "study": study,
-            "scale": study.scale,
+            "questions": study.question_list,
             "item": items[index] if items else None,
             "client_id": uuid.uuid4(),
             "answered": index,
+            "number": index + 1,
             "assigned": len(items),
             "preview": True,
             "preview_prev": index - 1 if index > 0 else None,
@@ -151,7 +163,7 @@ def preview(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def controls_add(request: HttpRequest, slug: str) -> HttpResponse:
     """Add random control pairs built from the study's own sentences (PRG)."""
-    study = study_get(user=request.user, slug=slug)
+    study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
     form = ControlsForm(request.POST)
     if not form.is_valid():
         messages.error(request, "Give a number of control pairs between 1 and 1000.")

@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+import runpy
+from pathlib import Path
+from typing import Any
+from unittest import mock
 
 import pytest
+from hypothesis import settings as hypothesis_settings
+
+# CI runs every property test on the same examples (a failure there is reproducible, never a
+# coin toss); developers' runs keep exploring new ones.
+hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
+    hypothesis_settings.load_profile("ci")
 
 
 def require(condition: bool, reason: str) -> None:
@@ -16,6 +28,18 @@ def require(condition: bool, reason: str) -> None:
     pytest.skip(reason)
 
 
+def settings_from_env(**variables: str | None) -> dict[str, Any]:
+    """Return the settings config/settings.py builds with these environment variables set
+    (None: unset) on top of the process's own, without touching the running settings."""
+    with mock.patch.dict(os.environ):
+        for name, value in variables.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        return runpy.run_path(str(Path(__file__).resolve().parent.parent / "config" / "settings.py"))
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _collected_static(request):
     """Collect static files once, so pages render with the manifest storage used in production."""
@@ -24,8 +48,12 @@ def _collected_static(request):
     from django.conf import settings
     from django.core.management import call_command
 
-    del settings  # collectstatic copies only what changed; a stale manifest would hide edits
-    call_command("collectstatic", interactive=False, verbosity=0)
+    # collectstatic copies only what changed; a stale manifest would hide edits. Parallel
+    # workers (pytest -n) share STATIC_ROOT: one collects at a time, the others then find it done.
+    Path(settings.STATIC_ROOT).mkdir(parents=True, exist_ok=True)
+    with open(Path(settings.STATIC_ROOT).parent / ".collectstatic.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        call_command("collectstatic", interactive=False, verbosity=0)
     # The live server must serve the collected, hashed files as WhiteNoise does in production;
     # the handler pytest-django picks by default only knows the unhashed names of the finders.
     from django.contrib.staticfiles import handlers

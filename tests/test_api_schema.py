@@ -7,7 +7,15 @@ import pytest
 pytestmark = pytest.mark.django_db
 
 
-def test_it_serves_the_openapi_schema_with_every_route(client):
+def test_it_serves_the_openapi_schema_to_researchers_only(client, alice):
+    assert client.get("/api/schema/", HTTP_ACCEPT="application/json").status_code == 403
+    page = client.get("/api/docs/")
+    assert page.status_code == 302 and page["Location"].startswith("/accounts/login/")
+    assert client.get("/api/docs/?script").status_code == 302
+
+
+def test_it_serves_the_openapi_schema_with_every_route(alice_client):
+    client = alice_client
     schema = client.get("/api/schema/", HTTP_ACCEPT="application/json").json()
     paths = set(schema["paths"])
     for path in ("/api/studies/", "/api/studies/{study_slug}/items/",
@@ -16,7 +24,8 @@ def test_it_serves_the_openapi_schema_with_every_route(client):
         assert path in paths, path
 
 
-def test_the_api_ui_is_vendored_and_needs_no_inline_script(client):
+def test_the_api_ui_is_vendored_and_needs_no_inline_script(alice_client):
+    client = alice_client
     page = client.get("/api/docs/")
     html = page.content.decode()
     assert page.status_code == 200

@@ -9,6 +9,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 from annotation.models import Response
 from studies.services import participants_invite
+from tests.answers import store
 
 pytestmark = pytest.mark.django_db
 
@@ -51,9 +52,9 @@ def test_it_shows_hostile_item_text_inert(alice, make_study, client):
         page = client.get(f"/a/{participant.token}/next/")
         assert page.status_code == 200
         seen += page.content
-        Response.objects.create(participant=participant, item_id=participant.assignments.get(
-            position=position).item_id, presentation=1, position=position, value=1,
-            assignment=participant.assignments.get(position=position))
+        assignment = participant.assignments.get(position=position)
+        store(participant, assignment.item, 1, presentation=1, position=position,
+              assignment=assignment)
     body = seen.decode()
     assert "<script>alert" not in body and "onerror" not in body and "javascript:" not in body
     assert "onload" not in body and "<style>" not in body and "<svg" not in body
@@ -87,7 +88,7 @@ def test_an_annotator_cannot_write_another_annotators_answers(alice, make_study)
     replay = client.post(f"/a/{a.token}/answer/", {"position": 1, "value": 6,
                                                    "client_id": str(uuid.UUID(int=7))})
     assert replay.status_code == 409
-    assert Response.objects.get(participant=b).value == 2
+    assert Response.objects.get(participant=b).answers.get().value == 2
 
 
 def test_an_annotator_cannot_read_the_researcher_pages_or_api(alice, make_study, client):
@@ -106,8 +107,9 @@ def test_a_revoked_link_answers_410(participant, client):
 
 
 ANNOTATOR_ROUTES = {"annotation:consent", "annotation:instructions", "annotation:next",
-                    "annotation:answer", "annotation:done", "annotation:join"}
-PUBLIC_ROUTES = {"login", "logout", "schema", "api-docs", None}
+                    "annotation:item", "annotation:answer", "annotation:done", "annotation:join"}
+PUBLIC_ROUTES = {"login", "logout", "password_reset", "password_reset_done",
+                 "password_reset_confirm", "password_reset_complete", None}
 
 
 def test_another_researcher_gets_404_on_every_route_of_a_study(alice, bob, make_study, client):
@@ -157,3 +159,67 @@ def test_it_rejects_posts_without_a_csrf_token(alice, make_study):
         assert client.post(url, {"position": 0, "value": 1}).status_code == 403, url
     anonymous = Client(enforce_csrf_checks=True)
     assert anonymous.post("/accounts/login/", {"username": "alice"}).status_code == 403
+
+
+@pytest.fixture
+def roles(alice, bob, django_user_model, make_study):
+    """alice owns the study, bob edits it, charlie views it, dave has no role."""
+    from studies.models import Membership
+
+    study = make_study(alice, slug="shared")
+    charlie = django_user_model.objects.create_user("charlie", "c@example.org", "charlie-pw-1")
+    dave = django_user_model.objects.create_user("dave", "d@example.org", "dave-pw-1")
+    Membership.objects.create(study=study, user=bob, role="editor")
+    Membership.objects.create(study=study, user=charlie, role="viewer")
+    return study, {"alice": alice, "bob": bob, "charlie": charlie, "dave": dave}
+
+
+def study_routes(study, participant):
+    """Every researcher route of one study, filled in: (url, name)."""
+    for route, name, _ in walk():
+        if route.startswith("admin/") or name in PUBLIC_ROUTES or any(
+                name == r.split(":")[-1] for r in ANNOTATOR_ROUTES):
+            continue
+        params = set(re.findall(r"<(?:\w+:)?(\w+)>", route)) | set(re.findall(r"\(\?P<(\w+)>", route))
+        params.discard("format")
+        if params & {"slug", "study_slug"}:
+            yield concrete(route, slug=study.slug, study_slug=study.slug, pk=participant.pk,
+                           action="open"), name
+
+
+def test_every_route_checks_the_role(roles):
+    """Walk every route of a shared study with each persona, superusers included.
+
+    dave (no role) and a superuser without a role get 404 on everything; charlie (viewer)
+    never gets a 2xx/3xx from a POST; bob (editor) is never refused a POST for his role.
+    """
+    study, people = roles
+    participant = participants_invite(study=study, count=1)[0]
+    admin = type(people["alice"]).objects.create_superuser("root", "r@example.org", "root-pw-1")
+    clients = {}
+    for name, user in [*people.items(), ("root", admin)]:
+        clients[name] = Client()
+        clients[name].force_login(user)
+    checked, refused = 0, []
+    for url, name in study_routes(study, participant):
+        for stranger in ("dave", "root"):
+            statuses = {m: getattr(clients[stranger], m)(url).status_code for m in ("get", "post")}
+            assert set(statuses.values()) <= {404, 405}, (stranger, url, statuses)
+        viewer_post = clients["charlie"].post(url).status_code
+        assert viewer_post in {403, 404, 405}, (url, viewer_post)
+        editor_post = clients["bob"].post(url).status_code
+        viewer_get = clients["charlie"].get(url).status_code
+        assert viewer_get != 404 or editor_post in {404, 405}, (url, viewer_get)
+        if viewer_post == 403:  # a write a viewer may not make: an editor may (or it is owner-only)
+            refused.append(name)
+            assert editor_post != 403 or name in OWNER_ONLY, (url, editor_post)
+        checked += 1
+    assert checked >= 15, checked
+    assert {"items_upload", "open", "invite", "run_start", "responses_import"} <= set(refused)
+    # The pseudonym mapping (real ids) is a read an editor may make and a viewer may not.
+    mapping = f"/studies/{study.slug}/participants/pseudonyms.csv"
+    assert clients["charlie"].get(mapping).status_code == 403
+    assert clients["bob"].get(mapping).status_code == 200
+
+
+OWNER_ONLY: set[str] = set()  # sharing and deleting a study (the workspace adds these routes)

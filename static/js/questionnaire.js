@@ -3,8 +3,15 @@
 // Every answer goes into an outbox in localStorage before it is sent, and stays there until
 // the server acknowledges it; failed sends are retried with back-off and at once when the
 // browser comes back online. The answer's client id makes retries idempotent on the server.
+// One item may ask several questions: one Confirm sends all of them in one payload,
+// {"position", "client_id", "answers": {key: {"value", "cant_judge", "comment"}}, "active_ms",
+// "events"}. Entries an older page left in the outbox ({"value": …}) are sent as they are.
 (function () {
   "use strict";
+  // The instructions page's Start takes Enter at once, without scrolling past the
+  // instructions (what the autofocus attribute would do on a phone).
+  const start = document.querySelector("[data-autofocus]");
+  if (start) start.focus({ preventScroll: true });
   const form = document.getElementById("answer-form");
   if (!form) return;
 
@@ -26,26 +33,144 @@
   });
 
   const status = document.getElementById("save-status");
-  const say = (id, extra) => {
+  const text = (id) => {
     const tpl = document.getElementById(id);
-    status.textContent = (tpl ? tpl.content.textContent.trim() : id) + (extra ? " " + extra : "");
+    return tpl ? tpl.content.textContent.trim() : id;
+  };
+  const say = (id, extra) => {
+    status.textContent = text(id) + (extra ? " " + extra : "");
     status.dataset.state = id;
   };
-  const radios = Array.from(form.querySelectorAll('input[name="value"]'));
-  radios.forEach((r) => r.addEventListener("change", () => events.push(["select:" + r.value, rel()])));
+  const storage = (area) => {
+    try { return window[area]; } catch (e) { return null; }  // blocked storage throws
+  };
+  const local = storage("localStorage");
+  const session = storage("sessionStorage");
+  const read = (area, key) => {
+    try { return area ? area.getItem(key) : null; } catch (e) { return null; }
+  };
+  const write = (area, key, value) => {
+    try { if (area) area.setItem(key, value); } catch (e) { /* private mode, quota */ }
+  };
+
+  // --- the questions ---------------------------------------------------------------------
+  const several = form.querySelectorAll("fieldset.question").length > 1;
+  const questions = Array.from(form.querySelectorAll("fieldset.question")).map((fieldset, n) => ({
+    key: fieldset.dataset.question,
+    number: n + 1,
+    fieldset: fieldset,
+    prompt: fieldset.querySelector("legend").textContent.trim(),
+    required: fieldset.dataset.required === "1",
+    radios: Array.from(fieldset.querySelectorAll('input[type="radio"]')),
+    cant: fieldset.querySelector('input[type="checkbox"][name^="cant_judge:"]'),
+    comment: fieldset.querySelector("textarea"),
+    chosenLabel: fieldset.querySelector(".chosen-label"),
+  }));
+  const chosen = (q) => q.radios.find((r) => r.checked) || null;
+  const answered = (q) => chosen(q) !== null || (q.cant !== null && q.cant.checked);
+  const controls = () => Array.from(form.querySelectorAll(".questions input, .questions textarea"));
+  const locked = form.dataset.locked === "1";
+  let lastQuestion = questions[0] || null;
+
+  // "I can't judge this" stores a missing value: the question's radios are cleared and
+  // disabled while it is ticked.
+  const syncCant = (q) => {
+    if (!q.cant) return;
+    q.radios.forEach((r) => {
+      if (q.cant.checked) r.checked = false;
+      r.disabled = q.cant.checked || locked;
+    });
+    showChoice(q);
+  };
+  // Long labels (a 0–7 rubric) do not fit under their numbers: the chosen one is spelt out.
+  const showChoice = (q) => {
+    if (!q.chosenLabel) return;
+    const r = chosen(q);
+    const label = r && r.closest("label").querySelector(".label");
+    q.chosenLabel.textContent = r ? r.value + (label ? ": " + label.textContent.trim() : "") : "";
+  };
+  questions.forEach((q) => {
+    q.radios.forEach((r) => r.addEventListener("change", () => {
+      lastQuestion = q;
+      q.fieldset.classList.remove("missing");
+      showChoice(q);
+      events.push([several ? "select:" + q.number + ":" + r.value : "select:" + r.value, rel()]);
+    }));
+    if (q.cant) {
+      q.cant.addEventListener("change", () => {
+        lastQuestion = q;
+        q.fieldset.classList.remove("missing");
+        syncCant(q);
+        events.push([(q.cant.checked ? "cant_judge:" : "cant_judge_off:") + q.number, rel()]);
+      });
+      syncCant(q);
+    }
+    showChoice(q);
+    q.fieldset.addEventListener("focusin", () => { lastQuestion = q; });
+  });
+
+  // The state to send: null and the question when a required one is unanswered.
+  function collect() {
+    const answers = {};
+    for (const q of questions) {
+      const r = chosen(q);
+      const cant = q.cant !== null && q.cant.checked;
+      if (!r && !cant && q.required) return { answers: null, missing: q };
+      answers[q.key] = {
+        value: r ? r.value : null,
+        cant_judge: cant,
+        comment: q.comment ? q.comment.value.trim() : "",
+      };
+    }
+    return { answers: answers, missing: null };
+  }
+  // Going back to an item and confirming it unchanged stores no revision.
+  const initial = form.dataset.revisit ? JSON.stringify(collect().answers) : null;
+
+  // --- the rating guide: shown once, open or closed as the annotator left it --------------
+  const rubric = document.getElementById("rubric");
+  const rubricKey = "concord-rubric:" + form.action;
+  if (rubric) {
+    const saved = read(local, rubricKey);
+    // Until the annotator chooses, a phone starts with the guide closed: open, it would fill
+    // the first screen (the instructions page showed it in full).
+    const narrow = window.matchMedia("(max-width: 55.99rem)").matches;
+    const wanted = saved === "closed" || (saved === null && narrow) ? false
+      : saved === "open" ? true : rubric.open;
+    // Setting it here fires a "toggle" too (later): only the annotator's own are remembered.
+    let own = wanted === rubric.open;
+    rubric.open = wanted;
+    rubric.addEventListener("toggle", () => {
+      if (own) write(local, rubricKey, rubric.open ? "open" : "closed");
+      own = true;
+    });
+  }
+  form.querySelectorAll("a.guide-link").forEach((link) => link.addEventListener("click", (e) => {
+    const target = document.getElementById(link.hash.slice(1));
+    if (!rubric || !target) return;
+    e.preventDefault();
+    rubric.open = true;
+    target.scrollIntoView({ block: "start" });
+    target.focus({ preventScroll: true });
+  }));
+
+  // --- the outbox --------------------------------------------------------------------------
   const position = Number(form.elements.position.value);
   const csrf = form.elements.csrfmiddlewaretoken.value;
   const key = "concord-outbox:" + form.action;
   const load = () => {
-    try { return JSON.parse(localStorage.getItem(key) || "{}"); } catch (e) { return {}; }
+    try { return JSON.parse(read(local, key) || "{}"); } catch (e) { return {}; }
   };
-  const store = (box) => {
-    try { localStorage.setItem(key, JSON.stringify(box)); } catch (e) { /* private mode */ }
-  };
+  const store = (box) => write(local, key, JSON.stringify(box));
   let current = null;
   let sending = false;
   let delay = 1000;
   let timer = null;
+
+  const enable = () => {
+    controls().forEach((c) => { c.disabled = locked; });
+    questions.forEach(syncCant);
+  };
 
   async function send(payload) {
     const res = await fetch(form.action, {
@@ -66,6 +191,7 @@
     clearTimeout(timer);
     let failed = false;
     let nextUrl = null;
+    let changed = false;
     for (const [id, payload] of Object.entries(load())) {
       let result = null;
       try { result = await send(payload); } catch (e) { failed = true; continue; }
@@ -73,16 +199,27 @@
       if (result.status >= 200 && result.status < 300 && result.body && result.body.stored) {
         delete box[id];
         store(box);
-        if (payload.position === position) nextUrl = result.body.next;
+        if (payload.position === position) {
+          nextUrl = result.body.next;
+          changed = result.body.revision > 1;
+        }
       } else if (result.status >= 400 && result.status < 500 && ![408, 425, 429].includes(result.status)) {
-        // Refused for good (study closed, bad value): keeping it would retry forever.
+        // Refused for good (study closed, bad value, an answer that can no longer be
+        // changed): keeping it would retry forever.
         delete box[id];
         store(box);
         if (current && current.client_id === id) {
           current = null;
-          radios.forEach((r) => { r.disabled = false; });
-          status.textContent = (result.body && result.body.error) || "Error " + result.status;
-          status.dataset.state = "error";
+          const error = (result.body && result.body.error) || "";
+          if (result.status === 409 && /can no longer be changed/.test(error)) {
+            say("msg-locked");
+            const next = document.getElementById("continue");
+            if (next) next.hidden = false;
+          } else {
+            enable();
+            status.textContent = error || "Error " + result.status;
+            status.dataset.state = "error";
+          }
         }
       } else {
         failed = true;
@@ -96,47 +233,93 @@
     } else {
       delay = 1000;
       if (nextUrl) {
-        say("msg-saved");
+        if (changed) {
+          say("msg-changed");
+          // Said again on the page the annotator continues to, where there is time to read it.
+          write(session, "concord-said", "msg-changed");
+        } else {
+          say("msg-saved");
+        }
         window.location.assign(nextUrl);
       }
     }
   }
 
   function submit() {
+    if (locked) { window.location.assign(form.dataset.next); return; }
     if (form.dataset.preview) { say("msg-preview"); return; }
     if (current) { delay = 1000; flush(); return; }
-    const chosen = radios.find((r) => r.checked);
-    if (!chosen) { say("msg-choose"); return; }
+    const { answers, missing } = collect();
+    if (missing) {
+      missing.fieldset.classList.add("missing");
+      if (several) say("msg-missing", missing.prompt); else say("msg-choose");
+      const first = missing.radios.find((r) => !r.disabled);
+      if (first) first.focus();
+      return;
+    }
+    if (initial !== null && JSON.stringify(answers) === initial) {
+      window.location.assign(form.dataset.next);
+      return;
+    }
     const hiddenNow = hiddenSince !== null ? performance.now() - hiddenSince : 0;
     const active = Math.max(1, Math.round(performance.now() - shownAt - hiddenMs - hiddenNow));
     events.push(["answer", rel()]);
     current = {
       position: position,
       client_id: form.elements.client_id.value,
-      value: chosen.value,
+      answers: answers,
       active_ms: active,
       events: events.slice(),
     };
     const box = load();
     box[current.client_id] = current;
     store(box);
-    radios.forEach((r) => { r.disabled = true; });
+    controls().forEach((c) => { c.disabled = true; });
     say("msg-saving");
     flush();
   }
 
+  // --- the keyboard --------------------------------------------------------------------------
+  // A number key answers the question that has the focus, or else the first one still
+  // unanswered (or the last one touched); the focus then moves on to the next unanswered
+  // question, so a run of number keys answers the questions in order. Tab and Shift+Tab move
+  // between questions (each radio group is one stop), the arrow keys within one.
+  function target(element) {
+    const fieldset = element instanceof Element ? element.closest("fieldset.question") : null;
+    const own = fieldset && questions.find((q) => q.fieldset === fieldset);
+    // A question just marked "can't judge" takes no number: the next unanswered one does.
+    if (own && own.radios.some((r) => !r.disabled)) return own;
+    return questions.find((q) => !answered(q)) || lastQuestion;
+  }
+
+  function choose(q, radio) {
+    radio.checked = true;
+    radio.dispatchEvent(new Event("change", { bubbles: true }));
+    const next = questions.slice(q.number).find((other) => !answered(other))
+      || questions.find((other) => !answered(other));
+    const focus = next ? (chosen(next) || next.radios.find((r) => !r.disabled)) : radio;
+    if (focus) focus.focus();
+  }
+
+  form.noValidate = true;  // the script says which question is missing, the browser cannot
   form.addEventListener("submit", (e) => { e.preventDefault(); submit(); });
   document.addEventListener("keydown", (e) => {
     if (e.altKey || e.ctrlKey || e.metaKey || e.isComposing) return;
+    const el = e.target;
+    const typing = el instanceof HTMLTextAreaElement
+      || (el instanceof HTMLInputElement && !["radio", "checkbox", "submit", "button"].includes(el.type))
+      || (el instanceof HTMLElement && el.isContentEditable);
     if (/^[0-9]$/.test(e.key)) {
-      const r = radios.find((x) => x.value === e.key);
+      if (typing || locked) return;
+      const q = target(el);
+      const r = q && q.radios.find((x) => x.value === e.key);
       if (r && !r.disabled) {
-        r.checked = true;
-        r.focus();
-        r.dispatchEvent(new Event("change"));
         e.preventDefault();
+        choose(q, r);
       }
-    } else if (e.key === "Enter" && !(e.target instanceof HTMLButtonElement) && !(e.target instanceof HTMLAnchorElement)) {
+    } else if (e.key === "Enter") {
+      if (typing || el instanceof HTMLButtonElement || el instanceof HTMLAnchorElement
+          || (el instanceof HTMLElement && el.tagName === "SUMMARY")) return;
       e.preventDefault();
       submit();
     }
@@ -145,6 +328,16 @@
   window.addEventListener("beforeunload", (e) => {
     if (Object.keys(load()).length) { e.preventDefault(); e.returnValue = ""; }
   });
+  // A page restored from the back-forward cache shows an item already sent: show the
+  // resume point instead.
+  window.addEventListener("pageshow", (e) => { if (e.persisted) window.location.reload(); });
+  const said = read(session, "concord-said");
+  if (said) {
+    try { session.removeItem("concord-said"); } catch (e) { /* blocked storage */ }
+    say(said);
+  }
   // Answers left unacknowledged by an earlier page (closed tab, reload) go first.
   if (Object.keys(load()).length) flush();
+  // Keys typed before this point went nowhere: tests (and scripts) wait for this mark.
+  form.dataset.ready = "true";
 })();

@@ -1,6 +1,6 @@
 """Render coreference items for annotators: bracketed mentions coloured and numbered by chain.
 
-`coref_views` turns `Item.annotation` (see `studies.coref_import.annotation_of`) into one view
+`coref_views` turns `Item.annotation` (see `core.items.coref_annotation`) into one view
 per side shown (gold then system, or the system only), each with the passage as HTML and a
 legend of its chains. Every piece of item text is escaped here: it is untrusted. Colours are a
 fixed palette of classes `chain-1` … `chain-12` (the CSP forbids inline styles) that cycles;

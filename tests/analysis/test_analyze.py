@@ -12,7 +12,8 @@ from django.core.management import CommandError, call_command
 from analysis.models import AnalysisRun
 from analysis.selectors import study_data
 from annotation.selectors import participant_pseudonyms
-from studies.demo import demo_seed
+from demo.services import demo_seed
+from tests.arrays import dense_of
 
 pytestmark = pytest.mark.django_db
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "docs/results.schema.json").read_text())
@@ -73,7 +74,7 @@ def test_it_flags_the_annotator_who_rates_controls_high(tmp_path, demos):
 def test_its_alpha_equals_the_krippendorff_package(tmp_path, demos):
     document = analyze(tmp_path, "demo-coref")
     data = study_data(study=demos["demo-coref"].study)
-    dense = data.dense()
+    dense = dense_of(data)
     for level in ("nominal", "ordinal", "interval", "ratio"):
         (record,) = [a for a in document["alpha"] if a["scale"] == "raw" and a["items"] == "all"
                      and a["level"] == level and not a["without"]]
@@ -89,7 +90,7 @@ def test_its_alpha_without_outliers_drops_exactly_them(tmp_path, demos):
     (record,) = [a for a in document["alpha"] if a["scale"] == "raw" and a["items"] == "all"
                  and a["level"] == "ordinal" and a["without"]]
     keep = [n for n, a in enumerate(data.annotators) if a not in record["without"]]
-    expected = krippendorff.alpha(reliability_data=data.dense()[keep], level_of_measurement="ordinal",
+    expected = krippendorff.alpha(reliability_data=dense_of(data)[keep], level_of_measurement="ordinal",
                                   value_domain=list(range(8)))
     assert record["value"] == pytest.approx(expected, abs=1e-9)
 

@@ -15,7 +15,7 @@ from analysis.charts import build_charts
 from analysis.models import AnalysisRun
 from analysis.services import analysis_run_create, analysis_run_execute
 from annotation.selectors import participant_pseudonyms
-from studies.demo import demo_seed
+from demo.services import demo_seed
 
 pytestmark = pytest.mark.django_db
 
@@ -71,6 +71,12 @@ def test_it_shows_every_section_of_the_stored_results(owner_client, demos):
     outliers = re.search(r'id="trust-outliers">([^<]*)<', html).group(1)
     assert outliers == planted(demo, "random")
     assert len(re.findall(r'<table class="table alpha"', html)) == 4
+    # the methods are cited by author and year
+    for citation in ("Trust coefficients (Borovikova et al. 2022, Algorithm 1)",
+                     "Solomon et al. 2021, §5.1:", "Solomon et al. 2021, table 3:",
+                     "Borovikova et al. 2022, table 2:", "Borovikova et al. 2022, table 3:",
+                     "Beigman Klebanov and Beigman 2009:"):
+        assert citation in html, citation
     # every chart of the document is on the page with its spec as a JSON data block
     charts = build_charts(run.results, scale="raw", level=run.settings["level"])
     assert charts, "the demo document yields charts"
@@ -138,7 +144,8 @@ def test_a_run_no_worker_picks_up_is_reported_plainly(owner_client, demos, setti
     state = owner_client.get(url("run_status", study, run_id=run.pk)).json()
     assert state["stalled"] is True and "No worker has picked this run up" in state["stalled_message"]
     html = owner_client.get(url("dashboard", study)).content.decode()
-    alert = re.search(r'<p class="run-alert error" role="alert"( hidden)?>([^<]*)<', html)
+    alert = re.search(r'<p class="job-alert error" role="alert" data-job-part="alert"( hidden)?>'
+                      r'([^<]*)<', html)
     assert alert.group(1) is None and "celery -A config worker" in alert.group(2)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from analysis.models import AnalysisRun, TrustChunk
+from analysis.models import AnalysisRun, TrustChunk, TrustPlan
 from analysis.services import analysis_run_create
 from studies.services import participants_invite
 from tests.analysis.test_fanout import assert_exact_trust, expected_chunks, rated_study
@@ -33,7 +33,7 @@ def redis_broker():
 
 
 def annotated_study(make_study, alice, *, annotators=8, items=30):
-    from annotation.services import response_submit
+    from tests.answers import submit
 
     rows = "id,text\n" + "".join(f"i{n},Passage {n}\n" for n in range(items))
     study = make_study(alice, slug="worker", items=rows)
@@ -42,8 +42,8 @@ def annotated_study(make_study, alice, *, annotators=8, items=30):
     for j, participant in enumerate(participants_invite(study=study, count=annotators)):
         for position in range(participant.n_assigned):
             item = participant.assignments.get(position=position).item.position
-            response_submit(participant=participant, position=position, value=(item + j % 3) % 8,
-                            client_id=uuid.uuid4(), active_ms=1000)
+            submit(participant, position, (item + j % 3) % 8, client_id=uuid.uuid4(),
+                   active_ms=1000)
     return study
 
 
@@ -54,7 +54,7 @@ def test_a_worker_process_runs_an_analysis(tmp_path, redis_broker, make_study, a
         run = analysis_run_create(study=study)
         done = wait_for(lambda: AnalysisRun.objects.filter(pk=run.pk, status="done").first(), 120,
                         "the run to finish")
-        assert done.results["schema"] == "concord.results/1" and done.attempts == 1
+        assert done.results["schema"] == "concord.results/2" and done.attempts == 1
     finally:
         worker.terminate()
         worker.wait(30)
@@ -109,7 +109,7 @@ def test_two_workers_share_the_trust_chunks_of_a_16_annotator_run(tmp_path, redi
         timings = done.timings
         assert timings["trust_chunks"] == len(expected) and "trust_fallback" not in timings
         assert_exact_trust(done.results, study)
-        assert not TrustChunk.objects.filter(run=run).exists()
+        assert not TrustPlan.objects.filter(run=run).exists() and not TrustChunk.objects.exists()
         hosts = timings["trust_workers"]  # e.g. {"w1@host": 40, "w2@host": 24}
         assert sum(hosts.values()) == len(expected)
         assert {h.split("@")[0] for h in hosts} <= {"w1", "w2"}
@@ -148,6 +148,7 @@ def test_a_fanned_out_run_survives_a_worker_killed_among_its_chunks(tmp_path, re
         again = AnalysisRun.objects.get(pk=run.pk)
         assert (again.status, again.attempts, again.finished_at) == ("done", 1, done.finished_at)
         assert AnalysisRun.objects.count() == 1 and not TrustChunk.objects.exists()
+        assert not TrustPlan.objects.exists()
     finally:
         for worker in (first, second):
             if worker and worker.poll() is None:

@@ -8,7 +8,7 @@ import pytest
 import requests
 from django.db import connection
 
-from annotation.models import Response
+from annotation.models import Answer, Response
 from studies.models import Participant
 from studies.services import participants_invite
 from tests.conftest import require
@@ -33,7 +33,7 @@ def annotate(base: str, token: str, seed: int, errors: list, counts: dict) -> No
         if rng.random() < 0.2:  # the acknowledgement was lost: the same answer is re-sent
             sends.append(payload)
             counts["resent"] += 1
-        if rng.random() < 0.1:  # a plain duplicate: a second answer with a new id
+        if rng.random() < 0.1:  # a changed answer: a second answer with a new id (a revision)
             sends.append({**payload, "client_id": str(uuid.uuid4())})
             counts["duplicate"] += 1
         for body in sends:
@@ -43,7 +43,7 @@ def annotate(base: str, token: str, seed: int, errors: list, counts: dict) -> No
                 errors.append((token, position, response.status_code, response.text[:200]))
 
 
-def test_it_stores_exactly_one_row_per_presentation_under_retries(live_server, alice, make_study):
+def test_it_stores_exactly_one_current_response_per_presentation_under_retries(live_server, alice, make_study):
     require(connection.vendor == "postgresql", "concurrency is only tested on PostgreSQL "
                                                "(set DATABASE_URL)")
     items = "id,text\n" + "".join(f"i{n},Passage {n}\n" for n in range(ITEMS))
@@ -59,6 +59,10 @@ def test_it_stores_exactly_one_row_per_presentation_under_retries(live_server, a
         thread.join(timeout=300)
     assert not errors, errors[:5]
     assert counts["resent"] > 100 and counts["duplicate"] > 50
-    assert Response.objects.count() == ANNOTATORS * ITEMS == 1000
+    # One current response per presentation; every changed answer is kept as one revision.
+    assert Response.objects.filter(is_current=True).count() == ANNOTATORS * ITEMS == 1000
+    assert Response.objects.count() == 1000 + counts["duplicate"]
+    assert set(Response.objects.filter(is_current=False).values_list("revision", flat=True)) == {1}
+    assert Answer.objects.count() == Response.objects.count()
     assert set(Participant.objects.values_list("n_answered", flat=True)) == {ITEMS}
     assert Participant.objects.filter(completed_at__isnull=True).count() == 0

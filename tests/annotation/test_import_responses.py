@@ -10,13 +10,14 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from analysis.stats._types import LongRatings
-from analysis.stats.heuristics import slow_annotators
-from annotation.importing import Upload, responses_import
 from annotation.models import Response
 from annotation.selectors import participant_pseudonyms
+from annotation.services import responses_import
+from core.problems import InputError
+from core.responses import Upload
+from core.stats._types import LongRatings
+from core.stats.heuristics import slow_annotators
 from studies.models import Assignment, Item, Participant
-from studies.problems import InputError
 
 pytestmark = pytest.mark.django_db
 
@@ -107,7 +108,7 @@ def snapshot(study):
         list(Participant.objects.filter(study=study).order_by("id").values_list(
             "id", "external_id", "source", "meta", "n_assigned", "n_answered")),
         list(Response.objects.filter(participant__study=study).order_by("id").values_list(
-            "id", "participant_id", "item_id", "presentation", "value", "active_ms")),
+            "id", "participant_id", "item_id", "presentation", "answers__value", "active_ms")),
         list(Assignment.objects.filter(participant__study=study).order_by("id").values_list(
             "id", "item_id", "position")),
         list(Item.objects.filter(study=study).order_by("id").values_list("id", "external_id")),
@@ -127,7 +128,7 @@ def rejected(study, data: bytes, filename="responses.csv", **options) -> InputEr
 def answers(study, email, presentation=1):
     return dict(Response.objects.filter(
         participant__study=study, participant__external_id=email, presentation=presentation,
-    ).values_list("item__external_id", "value"))
+    ).values_list("item__external_id", "answers__value"))
 
 
 @pytest.fixture
@@ -172,7 +173,8 @@ def test_it_stores_repeated_question_columns_as_the_duplicate_presentation(study
 def test_it_stores_no_row_for_a_blank_answer(study, imported):
     assert "p6" not in answers(study, "bert@example.org")
     assert answers(study, "eve@example.org", presentation=2) == {}
-    assert not Response.objects.filter(participant__study=study, value__isnull=True).exists()
+    assert not Response.objects.filter(participant__study=study,
+                                       answers__value__isnull=True).exists()
     bert = Participant.objects.get(study=study, external_id="bert@example.org")
     assert (bert.n_assigned, bert.n_answered, bert.is_complete) == (11, 10, True)
 
@@ -252,7 +254,8 @@ def test_it_refuses_to_import_an_annotator_twice_and_names_them(study):
 def study_ratings(study):
     """First presentations as LongRatings, with their durations (one query)."""
     rows = list(Response.objects.filter(participant__study=study, presentation=1)
-                .order_by("id").values_list("participant_id", "item_id", "value", "active_ms"))
+                .order_by("id").values_list("participant_id", "item_id", "answers__value",
+                                            "active_ms"))
     people = list(participant_pseudonyms(study_id=study.pk))
     items = sorted({r[1] for r in rows})
     ratings = LongRatings(
@@ -363,7 +366,8 @@ def test_it_lists_every_problem_of_a_wide_file_at_once_with_lines_and_columns(st
 def test_it_rejects_a_file_over_the_size_limit_with_a_clear_message(study, settings):
     settings.CONCORD_MAX_UPLOAD_BYTES = 1_000_000
     error = rejected(study, b"annotator,item,value\n" + b"w,p1,1\n" * 250_000, fmt="long")
-    assert "the file is 1.8 MB; the limit is 1.0 MB" in str(error)
+    assert ("the file is 1\u202f750\u202f021 bytes; the limit is 1\u202f000\u202f000 bytes (976.6 KiB)"
+            in str(error))
     assert len(error.problems) == 1
 
 
@@ -433,6 +437,19 @@ def test_the_page_lists_every_problem_and_stores_nothing(study, alice_client, up
     assert not uploads.exists() or list(uploads.iterdir()) == []
 
 
+def test_the_page_lists_the_first_200_problems_and_counts_the_rest(study, alice_client, uploads):
+    page = upload(alice_client, study, data=b"annotator,item,value\n" + b"w,p1,9\n" * 500)
+    assert page.status_code == 400
+    assert b"500 problems; nothing was imported" in page.content
+    assert page.content.count(b"<tr><td>") == 200
+    assert "… and 300 more".encode() in page.content
+
+
+def test_it_refuses_a_nul_character_naming_its_line_and_column(study):
+    error = rejected(study, b"annotator,item,value\nw,p1,1\nv\x00,p2,1\n", fmt="long")
+    assert "responses.csv:3: column 1: a NUL character (0x00) in the cell" in str(error)
+
+
 def test_another_researcher_cannot_see_or_confirm_an_upload(study, alice_client, bob, uploads,
                                                            make_study):
     preview_url = upload(alice_client, study)["Location"]
@@ -452,16 +469,15 @@ def test_the_confirm_form_needs_a_csrf_token(study, alice, uploads):
     assert upload(client, study).status_code == 403
 
 
-def test_the_researcher_downloads_the_pseudonym_mapping(study, alice_client, bob):
-    responses_import(study=study, data=b"annotator,item,value\n=cmd,p1,1\nzed,p1,2\n",
-                     filename="f.csv", fmt="long")
-    response = alice_client.get(f"/studies/{study.slug}/participants/pseudonyms.csv")
-    assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
-    assert "attachment" in response["Content-Disposition"]
-    rows = list(csv.reader(io.StringIO(response.content.decode())))
-    assert rows[0] == ["pseudonym", "source", "external_id", "label"]
-    assert [r[:3] for r in rows[1:]] == [["A1", "import", "'=cmd"], ["A2", "import", "zed"]]
-    other = Client()
-    other.force_login(bob)
-    assert other.get(f"/studies/{study.slug}/participants/pseudonyms.csv").status_code == 404
+def test_the_pure_parser_knows_the_length_of_a_participant_id():
+    from core import responses
 
+    assert responses.MAX_ID_LENGTH == Participant._meta.get_field("external_id").max_length
+
+
+def test_the_page_never_reports_an_oversized_file_as_the_size_of_the_limit(
+        study, alice_client, uploads, settings):
+    settings.CONCORD_MAX_UPLOAD_BYTES = 1000
+    page = upload(alice_client, study, data=b"annotator,item,value\n" + b"w,p1,1\n" * 140)
+    assert page.status_code == 400
+    assert ("the file is 1\u202f001 bytes; the limit is 1\u202f000 bytes" in page.content.decode())

@@ -5,23 +5,24 @@ import uuid
 import pytest
 
 from annotation.models import Response
-from annotation.services import AnswerRejected, response_submit
+from annotation.services import AnswerRejected
 from studies.models import Participant
 from studies.services import participants_invite, study_close
+from tests.answers import submit as submit_answer
 
 pytestmark = pytest.mark.django_db
 
 
 def submit(participant, position=0, value=3, client_id=None, active_ms=1200):
-    return response_submit(participant=participant, position=position, value=value,
-                           client_id=client_id or uuid.uuid4(), active_ms=active_ms,
-                           events=[["shown", 0], ["answer", 1200]])
+    return submit_answer(participant, position, value, client_id=client_id, active_ms=active_ms,
+                         events=[["shown", 0], ["answer", 1200]])
 
 
 def test_it_stores_an_answer_with_its_timing(participant):
     result = submit(participant)
     row = Response.objects.get()
-    assert result.created and row.value == 3 and row.active_ms == 1200
+    assert result.created and row.answers.get().value == 3 and row.active_ms == 1200
+    assert (row.revision, row.is_current, result.revision) == (1, True, 1)
     assert row.events == [["shown", 0], ["answer", 1200]] and row.received_at is not None
     assert row.item_id == participant.assignments.get(position=0).item_id
 
@@ -35,10 +36,42 @@ def test_it_stores_a_retry_once(participant):
     assert Participant.objects.get(pk=participant.pk).n_answered == 1
 
 
-def test_it_keeps_the_first_answer_when_a_presentation_is_answered_twice(participant):
-    submit(participant, value=3)
+def test_a_changed_answer_is_stored_as_a_revision_and_the_first_is_kept(participant):
+    first = submit(participant, value=3)
     second = submit(participant, value=5)
-    assert not second.created and Response.objects.get().value == 3
+    assert second.created and second.revision == 2 and second.response_id != first.response_id
+    rows = list(Response.objects.order_by("revision").values_list(
+        "revision", "is_current", "answers__value"))
+    assert rows == [(1, False, 3.0), (2, True, 5.0)]
+    participant.refresh_from_db()
+    assert participant.n_answered == 1  # a revision answers no new item
+
+
+def test_a_retried_revision_is_stored_once(participant):
+    submit(participant, value=3)
+    client_id = uuid.uuid4()
+    submit(participant, value=6, client_id=client_id)
+    again = submit(participant, value=6, client_id=client_id)
+    assert not again.created and again.revision == 2
+    assert Response.objects.count() == 2
+
+
+def test_the_first_showing_of_a_repeated_item_is_final_once_the_repeat_was_shown(
+        make_study, alice):
+    from annotation.services import assignment_shown
+
+    items = "id,text\n" + "".join(f"i{n},text {n}\n" for n in range(8))
+    study = make_study(alice, slug="dups", items=items, duplicates=1, duplicate_min_gap=3)
+    p = participants_invite(study=study, count=1)[0]
+    repeat = p.assignments.get(presentation=2)
+    first = p.assignments.get(item=repeat.item, presentation=1)
+    submit(p, position=first.position, value=2)
+    submit(p, position=first.position, value=3)  # not shown yet: may change
+    assignment_shown(assignment=repeat)
+    with pytest.raises(AnswerRejected, match="can no longer be changed") as caught:
+        submit(p, position=first.position, value=4)
+    assert caught.value.status == 409
+    assert Response.objects.get(participant=p, is_current=True).answers.get().value == 3
 
 
 def test_it_rejects_a_value_outside_the_scale(participant):
@@ -76,9 +109,18 @@ def test_it_marks_the_participant_complete_after_the_last_answer(participant):
     assert participant.n_answered == participant.n_assigned == 5
 
 
-def test_it_stores_a_blank_as_a_missing_value(participant):
+def test_it_refuses_a_blank_answer_to_a_required_question(participant):
+    with pytest.raises(AnswerRejected, match="needs an answer"):
+        submit(participant, value=None)
+    assert not Response.objects.exists()
+
+
+def test_it_stores_a_blank_optional_answer_as_a_missing_value(participant):
+    participant.study.questions.update(required=False)
+    participant.refresh_from_db()
     submit(participant, value=None)
-    assert Response.objects.get().value is None
+    answer = Response.objects.get().answers.get()
+    assert answer.value is None and answer.missing == "skipped"
 
 
 def test_it_keeps_repeats_as_second_presentations(make_study, alice):

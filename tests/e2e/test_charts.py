@@ -18,9 +18,9 @@ from django.template import engines
 from django.urls import path
 
 from analysis.charts import build_charts
-from analysis.results import build_results
-from analysis.selectors import study_data
-from studies.demo import demo_seed
+from analysis.selectors import study_questions
+from core.results import build_results
+from demo.services import demo_seed
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db, pytest.mark.urls(__name__)]
 
@@ -90,8 +90,7 @@ def documents(django_db_setup, django_db_blocker):
         for demo in demos:
             study = demo.study
             DOCUMENTS[study.slug] = build_results(
-                study_data(study=study), scale_values=study.scale.values,
-                reductions=study.scale.reductions, settings={},
+                study_questions(study=study), settings={},
                 study={"slug": study.slug, "title": study.title, "run": None})
         transaction.set_rollback(True)
     DOCUMENTS["nulled"] = nulled(DOCUMENTS["demo-coref"])

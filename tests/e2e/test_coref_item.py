@@ -3,8 +3,7 @@
 import pytest
 from playwright.sync_api import expect
 
-from studies.coref_import import coref_items_import
-from studies.services import participants_invite, study_open
+from studies.services import coref_items_import, participants_invite, study_open
 from tests.studies.test_coref_import import GOLD_CONLL, SYSTEM_CONLL
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -42,6 +41,7 @@ def test_an_annotator_sees_both_annotations_and_the_legend(live_server, page, al
     # The chain number is visible text, and the swatch takes its colour from the palette.
     swatch = gold.locator(".chain-legend li.chain-1 .swatch")
     assert swatch.evaluate("e => getComputedStyle(e).backgroundColor") == "rgb(227, 236, 251)"
+    expect(page.locator("#answer-form")).to_have_attribute("data-ready", "true")
     page.keyboard.press("7")
     page.keyboard.press("Enter")
     expect(page.get_by_text("Item 2 of 2")).to_be_visible()

@@ -1,7 +1,8 @@
 """The researcher's results dashboard in a real browser, with a real Celery worker.
 
 Start a run, follow its progress to 100 %, see every chart drawn under the strict CSP, change the
-level of measurement and rerun, and download every export and a chart's spec and data.
+level of measurement and rerun, and download every export and a chart's spec and data; in a study
+of several questions, pick a question and see its sections.
 """
 
 import csv
@@ -13,7 +14,7 @@ import pytest
 from playwright.sync_api import expect
 
 from analysis.models import AnalysisRun
-from studies.demo import DEMO_PASSWORD, DEMO_USER, demo_seed
+from demo.services import DEMO_PASSWORD, DEMO_USER, demo_seed
 from tests.workers import require_worker_services, start_worker, stop_worker
 
 from .conftest import login
@@ -116,7 +117,7 @@ def test_a_researcher_runs_reads_reruns_and_downloads(live_server, page, worker,
         elif name.endswith(".jsonl"):
             assert all(json.loads(line) for line in data.decode().splitlines()), name
         elif name.endswith(".json"):
-            assert json.loads(data)["schema"] == "concord.results/1", name
+            assert json.loads(data)["schema"] == "concord.results/2", name
         elif name.endswith(".zip"):
             assert {"README.md", "results.json"} <= set(zipfile.ZipFile(io.BytesIO(data)).namelist())
         elif name.endswith(".parquet"):
@@ -129,3 +130,42 @@ def test_a_researcher_runs_reads_reruns_and_downloads(live_server, page, worker,
             trust.get_by_role("link", name=label).click()
         assert open(info.value.path(), "rb").read()  # noqa: PTH123
     assert page.csp_violations == [] and errors == [], (page.csp_violations, errors)
+
+
+def test_a_researcher_reads_each_question_of_a_summeval_study(live_server, page, make_study,
+                                                              alice):
+    from analysis.services import analysis_run_create, analysis_run_execute
+    from tests.analysis.test_questions import ITEMS, Summeval
+
+    study = make_study(alice, slug="summeval", preset="summeval-4x5", items=ITEMS)
+    Summeval(study)
+    # Which items each annotator draws depends on the database's keys, so the natural outliers do
+    # too: a threshold near 1 makes the noisier annotators outliers on every database.
+    run = analysis_run_execute(run_id=analysis_run_create(
+        study=study, overrides={"outlier_threshold": 0.95}, enqueue=False).pk)
+    errors: list = []
+    missing: list = []
+    # A missing resource is named by the response, not by the console (whose message has no URL);
+    # the favicon is not the dashboard's.
+    page.on("console", lambda msg: msg.type == "error" and "Failed to load resource" not in msg.text
+            and errors.append(msg.text))
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("response", lambda r: r.status >= 400 and not r.url.endswith("/favicon.ico")
+            and missing.append(r.url))
+    login(page, live_server.url, "alice", "alice-password-1")
+    page.goto(f"{live_server.url}/studies/{study.slug}/results/")
+    expect(page.get_by_label("Question")).to_have_value("coherence")
+    charts_drawn(page)
+    page.get_by_label("Question").select_option("fluency")
+    page.locator("#scale-form button[type=submit]").click()
+    page.wait_for_url("**question=fluency**")
+    names = charts_drawn(page)
+    trust = page.locator("figure.chart[data-chart='trust'] figcaption strong")
+    expect(trust).to_have_text("fluency: Trust coefficients (raw scale).")
+    (record,) = [t for t in run.results["trust"] if t["question"] == "fluency"
+                 and t["scale"] == "raw" and t["items"] == "all"]
+    assert record["outliers"], "the seeded fluency answers have a trust outlier"
+    expect(page.locator("#trust-outliers")).to_have_text(", ".join(record["outliers"]))
+    assert "timing" in names
+    assert page.csp_violations == [] and errors == [] and missing == [], (
+        page.csp_violations, errors, missing)

@@ -41,14 +41,14 @@ def test_an_annotator_finishes_a_likert_study_by_keyboard_through_network_loss(
     for n in range(total):
         expect(page.locator("#progress")).to_have_attribute("value", str(n))
         expect(page.get_by_text(f"Item {n + 1} of {total}")).to_be_visible()
-        page.wait_for_timeout(30)  # a measurable active time
+        expect(page.locator("#answer-form")).to_have_attribute("data-ready", "true")
         page.keyboard.press(str(n % 8))
         expect(page.locator(f"input[name=value][value='{n % 8}']")).to_be_checked()
         if n in (3, 4, 5):
             page.context.set_offline(True)
             page.keyboard.press("Enter")
             expect(page.locator("#save-status")).to_have_text("Not saved yet — retrying…")
-            page.wait_for_timeout(300)
+            # Back online: the page re-sends at once (its `online` handler), no timer needed.
             page.context.set_offline(False)
         elif n == 7:
             page.route("**/answer/", drop_first_acknowledgement)
@@ -70,7 +70,8 @@ def test_an_annotator_finishes_a_likert_study_by_keyboard_through_network_loss(
     assert len({(r.item_id, r.presentation) for r in rows}) == total
     assert sum(r.presentation == 2 for r in rows) == 2
     assert all(r.active_ms and r.active_ms > 0 for r in rows)
-    assert [r.value for r in sorted(rows, key=lambda r: r.position)] == [n % 8 for n in range(total)]
+    assert [r.answers.get().value for r in sorted(rows, key=lambda r: r.position)] == [
+        n % 8 for n in range(total)]
 
     login(page, base, "alice", "alice-password-1")
     page.goto(f"{base}/studies/e2e/")
@@ -89,6 +90,7 @@ def test_the_questionnaire_fits_a_phone_screen(live_server, phone, alice, make_s
     expect(phone.get_by_text("A cat is sleeping.")).to_be_visible()
     width = phone.evaluate("document.documentElement.scrollWidth")
     assert width <= 375
-    phone.get_by_text("identical").click()
+    # The rating guide says "5 = identical" too: the option is the exact text.
+    phone.get_by_text("identical", exact=True).click()
     phone.get_by_role("button", name="Confirm").click()
     expect(phone.get_by_role("heading", name="Thank you!")).to_be_visible()

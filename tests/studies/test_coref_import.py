@@ -5,12 +5,12 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from analysis.metrics.coref import COREF_METRICS, SPLIT_LEA_METRICS, coref_metrics
-from analysis.metrics.features import error_features
-from analysis.metrics.formats import read_gold_and_system
-from studies.coref_import import coref_items_import
+from core.metrics.coref import COREF_METRICS, SPLIT_LEA_METRICS, coref_metrics
+from core.metrics.features import error_features
+from core.metrics.formats import read_gold_and_system
+from core.problems import InputError
 from studies.models import Item
-from studies.problems import InputError
+from studies.services import coref_items_import
 
 pytestmark = pytest.mark.django_db
 

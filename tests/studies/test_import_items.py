@@ -6,8 +6,8 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
+from core.problems import InputError
 from studies.models import Item
-from studies.problems import InputError
 from studies.services import items_import, study_create
 
 pytestmark = pytest.mark.django_db
@@ -87,7 +87,8 @@ def test_it_rejects_an_empty_file(draft):
 def test_it_rejects_a_file_over_the_size_limit(draft, settings):
     settings.CONCORD_MAX_UPLOAD_BYTES = 10 * 1024 * 1024
     big = b"id,text\n" + b"x" * (20 * 1024 * 1024)
-    assert "the limit is 10.5 MB" in str(rejected(draft, big))
+    assert ("the file is 20\u202f971\u202f528 bytes; the limit is 10\u202f485\u202f760 bytes (10.0 MiB)"
+            in str(rejected(draft, big)))
 
 
 def test_it_lists_all_problems_at_once(pair_draft):
@@ -128,3 +129,56 @@ def test_the_upload_page_shows_problems_and_imports_nothing(alice_client, draft)
     assert response.status_code == 400
     assert b"the required column &#x27;id&#x27; is missing" in response.content
     assert not draft.items.exists()
+
+
+def test_the_upload_page_names_an_empty_file(alice_client, draft):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    page = alice_client.post("/studies/draft/items/",
+                             {"file": SimpleUploadedFile("items.csv", b"")}, follow=True)
+    assert "items.csv: the file is empty. Nothing was imported." in page.content.decode()
+    assert b"Choose a file" not in page.content
+    assert not draft.items.exists()
+
+
+def test_the_upload_page_asks_for_a_file_when_none_was_chosen(alice_client, draft):
+    page = alice_client.post("/studies/draft/items/", {}, follow=True)
+    assert b"Choose a file to upload." in page.content
+
+
+def test_the_upload_page_never_reports_an_oversized_file_as_the_size_of_the_limit(
+        alice_client, draft, settings):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    settings.CONCORD_MAX_UPLOAD_BYTES = 10 * 1024 * 1024
+    upload = SimpleUploadedFile("items.csv", b"x" * (10 * 1024 * 1024 + 1))
+    page = alice_client.post("/studies/draft/items/", {"file": upload}, follow=True)
+    assert ("items.csv: the file is 10\u202f485\u202f761 bytes; the limit is 10\u202f485\u202f760 bytes "
+            "(10.0 MiB). Nothing was imported.") in page.content.decode()
+    assert not draft.items.exists()
+
+
+def test_the_upload_page_lists_the_first_200_problems_and_counts_the_rest(alice_client, draft):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    upload = SimpleUploadedFile("items.csv", b"id,text\n" + b"a,b,c\n" * 1000)
+    response = alice_client.post("/studies/draft/items/", {"file": upload})
+    assert response.status_code == 400
+    assert b"Fix 1000 problems" in response.content
+    assert response.content.count(b"3 fields where the header has 2") == 200
+    assert "… and 800 more".encode() in response.content
+    assert not draft.items.exists()
+
+
+def test_it_refuses_a_nul_character_naming_its_line_and_column(draft):
+    # PostgreSQL text cannot hold NUL: refused at validation, never a server error on insert.
+    error = rejected(draft, b"id,text,meta:note\na,fine,ok\nb,bad\x00text,ok\n")
+    assert [str(p) for p in error.problems] == [
+        "items.csv:3: column 2: a NUL character (0x00) in the cell; remove it"]
+
+
+def test_it_refuses_more_columns_than_the_limit(draft):
+    header = "id,text," + ",".join(f"meta:m{n}" for n in range(300_000))
+    error = rejected(draft, (header + "\na,b" + ",x" * 300_000 + "\n").encode())
+    assert [str(p) for p in error.problems] == [
+        "items.csv:1: 300002 columns in the header; the limit is 2000 columns"]

@@ -3,10 +3,10 @@
 import pytest
 from django.core.management import CommandError, call_command
 
-from analysis.metrics.sentiment import SentimentScorer
-from analysis.metrics.similarity import SIMILARITY_METRICS, similarity_metrics_many
+from core.metrics.sentiment import SentimentScorer
+from core.metrics.similarity import SIMILARITY_METRICS, similarity_metrics_many
+from core.problems import InputError
 from studies.models import Item
-from studies.problems import InputError
 from studies.services import controls_generate, items_import
 
 pytestmark = pytest.mark.django_db
@@ -64,7 +64,7 @@ def test_it_stores_vader_sentiment_of_each_sentence(pair_study):
 
 def test_it_scores_each_distinct_sentence_once(pair_study, monkeypatch):
     analyser = CountingAnalyser()
-    monkeypatch.setattr("analysis.metrics.sentiment.SentimentScorer._get_analyser",
+    monkeypatch.setattr("core.metrics.sentiment.SentimentScorer._get_analyser",
                         lambda self: analyser)
     items_import(study=pair_study, data=pairs_csv(), filename="pairs.csv")
     distinct = {s for _, a, b in PAIRS for s in (a, b)}
@@ -85,7 +85,7 @@ def test_imported_metric_columns_win(pair_study):
 
 def test_imported_sentiment_columns_win(pair_study, monkeypatch):
     analyser = CountingAnalyser()
-    monkeypatch.setattr("analysis.metrics.sentiment.SentimentScorer._get_analyser",
+    monkeypatch.setattr("core.metrics.sentiment.SentimentScorer._get_analyser",
                         lambda self: analyser)
     data = pairs_csv(extra_header=",meta:sentiment_a,meta:sentiment_b",
                      extra=[",0.9,-0.95"] + [",,"] * (len(PAIRS) - 1))

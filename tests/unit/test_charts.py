@@ -53,6 +53,23 @@ def rows(chart: Chart, **match) -> list[dict]:
     return [r for r in chart_data(chart) if all(r.get(k) == v for k, v in match.items())]
 
 
+def per_question(doc: dict, question: str = "rating") -> dict:
+    """Make a one-question document `concord.results/2`: every record names its question (null
+    for timing and the slow rule), and ``questions`` describes it."""
+    doc["schema"] = "concord.results/2"
+    for section in ("alpha", "trust", "duplicates", "metric_gaps", "item_gaps", "error_weights",
+                    "heuristics", "styles", "correlations", "noise", "timing", "scales"):
+        for record in doc[section]:
+            study_wide = section == "timing" or record.get("rule") == "slow"
+            record["question"] = None if study_wide else question
+    counts = {"answers": 0, "blank_answers": 0, "cant_judge": 0, "excluded_answers": 0}
+    doc["questions"] = [{"key": question, "prompt": "", "counts": counts,
+                         "scales": [{k: v for k, v in s.items() if k != "question"}
+                                    for s in doc["scales"]],
+                         "simple_items": doc["simple_items"]}]
+    return doc
+
+
 def document() -> dict:
     """A small, complete document: three annotators, two scales, every section, a few nulls."""
     annotators = ["A1", "A2", "A3"]
@@ -161,7 +178,7 @@ def document() -> dict:
         {"annotator": "A3", "n": 0, "min_s": None, "p05_s": None, "q1_s": None, "median_s": None,
          "q3_s": None, "p95_s": None, "max_s": None, "reason": "no recorded time"},
     ]
-    return doc
+    return per_question(doc)
 
 
 @pytest.fixture
@@ -180,6 +197,56 @@ def test_every_section_gives_a_valid_chart(doc):
             assert_valid(chart)
             assert chart_data(chart) == chart.spec["data"]["values"]
             assert chart_data(chart) is not chart.spec["data"]["values"]  # a copy
+
+
+def two_questions(doc: dict) -> dict:
+    """The document with a second question, "fluency", whose records differ from the first's."""
+    two = copy.deepcopy(doc)
+    for section in ("alpha", "trust", "duplicates", "metric_gaps", "item_gaps", "error_weights",
+                    "heuristics", "styles", "correlations", "noise", "scales"):
+        for record in doc[section]:
+            if record.get("question") is None:
+                continue
+            other = {**copy.deepcopy(record), "question": "fluency"}
+            if section == "trust":
+                other["coefficients"] = {"A1": 0.2, "A2": 1.0, "A3": 0.9}
+                other["outliers"] = ["A1"]
+            two[section].append(other)
+    two["questions"].append({**copy.deepcopy(doc["questions"][0]), "key": "fluency",
+                             "prompt": "Is it fluent?", "simple_items": []})
+    return two
+
+
+def test_it_draws_the_chosen_question_and_names_it(doc):
+    two = two_questions(doc)
+    jsonschema.validate(two, RESULTS_SCHEMA)
+    first, second = by_name(build_charts(two)), by_name(build_charts(two, question="fluency"))
+    assert rows(first["trust"], annotator="A3")[0]["coefficient"] == 0.31
+    assert rows(second["trust"], annotator="A1")[0]["coefficient"] == 0.2
+    assert first["trust"].title == "rating: Trust coefficients (raw scale)"
+    assert second["trust"].spec["title"]["text"] == "fluency: Trust coefficients (raw scale)"
+    # time is the study's: the same chart, untitled by question, whichever question is shown
+    assert first["timing"].spec == second["timing"].spec
+    assert "fluency" not in second["timing"].title
+    # the slow rule (question null) is in every question's heatmap, once
+    slow = [r for r in chart_data(second["heuristics"]) if r["rule"] == "slow"]
+    assert len(slow) == len(doc["annotators"])
+    # an unknown question reads as the first, a one-question document keeps its titles
+    assert by_name(build_charts(two, question="nope"))["trust"].spec == first["trust"].spec
+    assert by_name(build_charts(doc))["trust"].title == "Trust coefficients (raw scale)"
+    for chart in second.values():
+        assert_valid(chart)
+
+
+def test_a_document_of_schema_1_still_draws(doc):
+    old = copy.deepcopy(doc)
+    old["schema"] = "concord.results/1"
+    del old["questions"]
+    for section in ("alpha", "trust", "duplicates", "metric_gaps", "item_gaps", "error_weights",
+                    "heuristics", "styles", "correlations", "noise", "timing", "scales"):
+        for record in old[section]:
+            record.pop("question")
+    assert {c.name for c in build_charts(old)} == NAMES
 
 
 def test_the_trust_bars_are_the_coefficients_and_the_outlier_is_flagged(doc):
@@ -278,7 +345,7 @@ def test_heuristics_mark_the_flagged_cells(doc):
     assert "Flagged: A2, A3." in chart.description
 
 
-def test_the_correlation_changes_follow_seed_003_table_3(doc):
+def test_the_correlation_changes_follow_solomon_2021_table_3(doc):
     chart = by_name(build_charts(doc))["correlations"]
     assert chart.section == "heuristics"
     data = chart_data(chart)
@@ -328,15 +395,27 @@ def test_the_weights_heatmap_is_the_coefficients_with_r2_in_the_row_label(doc):
     assert order == ["MUC (metric) · R² 0.90", "humans, mean · R² 0.50", "A2 · R² n/a"]
 
 
-def test_the_noise_chart_splits_the_items_as_seed_004(doc):
+def test_the_noise_chart_splits_the_items_as_beigman_klebanov_2009(doc):
     chart = by_name(build_charts(doc))["noise"]
     raw, reduced = chart_data(chart)
     assert raw["disagreed (hard)"] == 100
-    assert raw["agreed by chance (upper bound)"] == 125  # t0 - d, seed 004 §3.1
+    assert raw["agreed by chance (upper bound)"] == 125  # t0 - d, as in §3.1 of the paper
     assert raw["agreed (easy)"] == 775 and raw["agreed (not split)"] is None
     assert raw["gamma"] == pytest.approx(125 / 900) and raw["max_gamma"] == 0.05
     assert reduced["gamma"] is None and reduced["reason"].startswith("no agreed item")
     assert reduced["agreed by chance (upper bound)"] == 0 and reduced["agreed (easy)"] == 0
+
+
+def test_the_descriptions_cite_the_papers_by_author_and_year(doc):
+    charts = by_name(build_charts(doc))
+    cited = {"trust": "(Borovikova et al. 2022, Algorithm 1)",
+             "heuristics": "Solomon et al. (2021), §5.1",
+             "correlations": "Solomon et al. (2021), table 3",
+             "gaps-mean": "Borovikova et al. (2022), table 2",
+             "weights": "Borovikova et al. (2022), table 3",
+             "noise": "The easy/hard model of Beigman Klebanov and Beigman (2009)"}
+    for name, citation in cited.items():
+        assert citation in charts[name].description, name
 
 
 def test_empty_sections_give_no_chart(doc):
@@ -472,7 +551,7 @@ def documents(draw) -> dict:
     timing = some(st.builds(
         timing_record, st.one_of(people, st.just("all")), st.integers(0, 9),
         st.lists(st.one_of(st.none(), st.floats(0, 1e4)), min_size=7, max_size=7)), 6)
-    return {
+    return per_question({
         "schema": "concord.results/1", "study": {"slug": "s", "title": "S"},
         "settings": {"level": draw(st.sampled_from(LEVELS)), "trust_variant": "paper",
                      "simple_threshold": 3, "bootstrap_samples": 10, "seed": 0},
@@ -481,7 +560,7 @@ def documents(draw) -> dict:
         "alpha": alpha, "trust": trust, "duplicates": duplicates, "metric_gaps": metric_gaps,
         "item_gaps": item_gaps, "error_weights": error_weights, "heuristics": heuristics,
         "styles": [], "correlations": correlations, "noise": noise, "timing": timing,
-    }
+    })
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from studies.design import Design, participant_seed, plan_presentations
+from core.design import Design, participant_seed, plan_presentations
 
 
 def design(m=0, k=3, d=0, gap=5):

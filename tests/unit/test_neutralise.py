@@ -4,6 +4,7 @@ import csv
 import io
 import json
 import math
+import re
 import zipfile
 
 import pyarrow as pa
@@ -11,15 +12,16 @@ import pyarrow.parquet as pq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.export_formats import (
+from core.formats import (
+    FORMULA_STARTS,
     csv_chunks,
     format_number,
     jsonl_chunks,
     neutralise,
     parquet_chunks,
+    unneutralise,
     zip_chunks,
 )
-from studies.importers import FORMULA_STARTS, unneutralise
 
 DANGEROUS = st.sampled_from(FORMULA_STARTS)
 NUMBERS = st.one_of(st.integers(), st.floats(allow_nan=False, allow_infinity=False),
@@ -28,12 +30,17 @@ NUMBERS = st.one_of(st.integers(), st.floats(allow_nan=False, allow_infinity=Fal
 TEXT = st.text(st.characters(codec="utf-8"), max_size=30)
 
 
+def plain_number(text: str) -> bool:
+    return re.fullmatch(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", text) is not None
+
+
 @given(DANGEROUS, TEXT)
 def test_it_prefixes_every_dangerous_first_character(first, rest):
-    assert neutralise(first + rest) == "'" + first + rest
+    text = first + rest
+    assert neutralise(text) == (text if plain_number(text) else "'" + text)
 
 
-@given(st.integers(0, 3), DANGEROUS, TEXT)
+@given(st.integers(0, 3), DANGEROUS, TEXT.filter(lambda t: not plain_number("-" + t)))
 def test_it_prefixes_a_dangerous_character_after_leading_quotes(quotes, first, rest):
     text = "'" * quotes + first + rest
     assert neutralise(text) == "'" + text
@@ -51,7 +58,12 @@ def test_it_never_touches_numbers_or_none(value):
 
 def test_it_keeps_a_negative_number_and_neutralises_the_same_as_text():
     assert neutralise(-1) == -1 and neutralise(-2.5) == -2.5
-    assert neutralise("-1") == "'-1" and neutralise("-2+3") == "'-2+3"
+    # A plain signed number, as a number or as text, is read as a number, never run: a label
+    # column of codes -1, 0, 1 stays uniform. Anything more is a formula.
+    for number in ("-1", "+1", "-0.5", "+.5", "-1e3", "+2.5E-4"):
+        assert neutralise(number) == number and unneutralise(number) == number
+    for formula in ("-2+3", "-1-1", "+1)", "-1 ", "- 1", "-1e3+cmd", "-", "+"):
+        assert neutralise(formula) == "'" + formula
 
 
 @given(TEXT)
@@ -61,7 +73,8 @@ def test_unneutralise_undoes_neutralise(text):
 
 @given(TEXT)
 def test_a_neutralised_cell_never_starts_with_a_formula_character(text):
-    assert neutralise(text)[:1] not in FORMULA_STARTS
+    cell = neutralise(text)
+    assert cell[:1] not in FORMULA_STARTS or plain_number(cell)
 
 
 def test_it_round_trips_text_that_really_starts_with_a_quote():
@@ -71,7 +84,7 @@ def test_it_round_trips_text_that_really_starts_with_a_quote():
 
 
 def test_it_neutralises_the_classic_injections():
-    for text in ('=HYPERLINK("http://x","y")', "@SUM(1)", "+1", "-2+3", "\tx", "\rx", "\0x",
+    for text in ('=HYPERLINK("http://x","y")', "@SUM(1)", "+1+1", "-2+3", "\tx", "\rx", "\0x",
                  "=cmd|' /C calc'!A0"):
         assert neutralise(text) == "'" + text
 
@@ -103,7 +116,7 @@ def test_csv_cells_round_trip_through_unneutralise(rows):
     assert len(back) == len(rows) + 1
     for (text, number), (cell, raw) in zip(rows, back[1:], strict=True):
         assert unneutralise(cell) == text
-        assert cell[:1] not in FORMULA_STARTS
+        assert cell[:1] not in FORMULA_STARTS or plain_number(cell)
         if number is None:
             assert raw == ""
         elif isinstance(number, bool):

@@ -4,38 +4,79 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from analysis.services import analysis_run_create, analysis_run_execute
+from core.results import SCHEMA
+from core.settings import Knob, knobs
 from studies.models import Study
+
+
+def _option(path: str) -> str:
+    return "--" + path.replace("_", "-")
+
+
+def _set_value(text: str):
+    """Read the VALUE of ``--set KEY=VALUE`` as JSON (600, 0.5, null, ["A3"]), else as text."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
 
 
 class Command(BaseCommand):
     help = ("Run every analysis of a study synchronously (the same service the Celery job runs), "
-            "store the run and write the results document concord.results/1.")
+            f"store the run and write the results document {SCHEMA} (every question).")
 
     def add_arguments(self, parser):
         parser.add_argument("slug")
-        parser.add_argument("--level", choices=["nominal", "ordinal", "interval", "ratio"],
-                            help="the alpha that drives trust coefficients and outliers "
-                                 "(default: the study's, else ordinal)")
-        parser.add_argument("--trust-variant", choices=["paper", "notebook"],
-                            help="Algorithm 1 as printed (paper) or as the authors' code (notebook)")
-        parser.add_argument("--simple-threshold", type=int,
-                            help="at most this many distinct raw answers make an item simple (3)")
-        parser.add_argument("--seed", type=int, help="seed of the bootstrap and sampling (0)")
+        # One option per top-level analysis setting, with the choices and help of AnalysisSettings.
+        for path, spec in knobs().items():
+            if "." in path:
+                continue
+            self._add_setting(parser, path, spec)
+        parser.add_argument(
+            "--set", action="append", default=[], metavar="KEY=VALUE", dest="set_values",
+            help="any analysis setting by its key path, e.g. heuristics.slow.threshold_s=600 "
+                 "(VALUE read as JSON when it is JSON); repeat for several")
         parser.add_argument("--output", metavar="FILE", help="write the document here (else stdout)")
 
-    def handle(self, *args, slug, level, trust_variant, simple_threshold, seed, output, **options):
+    @staticmethod
+    def _add_setting(parser, path: str, spec: Knob) -> None:
+        text = f"{spec.help} (default: the study's)"
+        if spec.kind == "choice":
+            parser.add_argument(_option(path), dest=path, choices=spec.choices, help=text)
+        elif spec.kind == "pseudonyms":
+            parser.add_argument(_option(path), dest=path, metavar="A3,A7",
+                                type=lambda v: [n.strip() for n in v.split(",") if n.strip()],
+                                help=text)
+        else:
+            parser.add_argument(_option(path), dest=path, type=int if spec.kind == "int" else float,
+                                help=f"{text}; {spec.bounds()}")
+
+    def handle(self, *args, slug, output, set_values, **options):
         try:
-            study = Study.objects.select_related("scale").get(slug=slug)
+            study = Study.objects.get(slug=slug)
         except Study.DoesNotExist:
             raise CommandError(f"no study {slug!r}") from None
-        overrides = {k: v for k, v in {"level": level, "trust_variant": trust_variant,
-                                       "simple_threshold": simple_threshold, "seed": seed}.items()
-                     if v is not None}
+        overrides = {path: options[path] for path in knobs()
+                     if "." not in path and options.get(path) is not None}
+        for item in set_values:
+            key, sep, value = item.partition("=")
+            if not sep or not key:
+                raise CommandError(f"--set takes KEY=VALUE, not {item!r}")
+            *parents, name = key.split(".")
+            node = overrides
+            for part in parents:
+                node = node.setdefault(part, {})
+                if not isinstance(node, dict):
+                    raise CommandError(f"--set {key}: {part} is not a table of settings")
+            node[name] = _set_value(value)
         try:
             run = analysis_run_create(study=study, overrides=overrides, enqueue=False)
         except ValueError as exc:
             raise CommandError(str(exc)) from None
-        run = analysis_run_execute(run_id=run.pk)
+        try:
+            run = analysis_run_execute(run_id=run.pk)
+        except ValueError as exc:  # e.g. an excluded pseudonym the study does not have
+            raise CommandError(f"run {run.pk} failed: {exc}") from None
         text = json.dumps(run.results, indent=2, ensure_ascii=False, allow_nan=False)
         if output:
             Path(output).write_text(text + "\n", encoding="utf-8")

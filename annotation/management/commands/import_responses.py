@@ -2,9 +2,10 @@ import csv
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.importing import FORMATS, Upload, responses_import
+from annotation.services import responses_import
+from core.problems import InputError
+from core.responses import FORMATS, Upload
 from studies.management.commands._common import get_study, read_file
-from studies.problems import InputError
 
 
 def _columns(text: str) -> list[str]:

@@ -33,6 +33,6 @@ def read_file(path: str) -> bytes:
 
 def get_study(slug: str) -> Study:
     try:
-        return Study.objects.select_related("scale").get(slug=slug)
+        return Study.objects.get(slug=slug)
     except Study.DoesNotExist:
         raise CommandError(f"no study {slug!r}") from None

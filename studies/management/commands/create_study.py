@@ -1,8 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
+from core.problems import InputError
 from studies.definitions import load_definition
 from studies.presets import preset_names
-from studies.problems import InputError
 from studies.services import study_create, study_create_from_definition
 
 from ._common import read_file, resolve_owner
@@ -17,7 +17,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("slug", nargs="?", help="Study slug (with --preset).")
         parser.add_argument("--definition", metavar="FILE", help="JSON or TOML study definition.")
-        parser.add_argument("--preset", choices=preset_names(), help="Scale preset.")
+        parser.add_argument("--preset", choices=preset_names(), help="A scale preset (one question) or a study preset (several).")
         parser.add_argument("--title", help="Title (with --preset; default: the slug).")
         parser.add_argument("--language", default="en", choices=["en", "fr"])
         parser.add_argument("--owner", metavar="USERNAME",
@@ -38,6 +38,9 @@ class Command(BaseCommand):
                                      language=language)
         except InputError as exc:
             raise CommandError(exc.render()) from None
-        self.stdout.write(f"Created study {study.slug!r} ({study.scale.preset or 'custom scale'}, "
-                          f"{len(study.scale.values)} values, "
-                          f"reductions: {', '.join(study.scale.reductions) or 'none'}).")
+        for question in study.question_list:
+            reductions = ", ".join(r["name"] for r in question.reductions) or "none"
+            self.stdout.write(f"Question {question.key!r}: {question.preset or 'custom scale'}, "
+                              f"{len(question.values)} values, reductions: {reductions}.")
+        self.stdout.write(f"Created study {study.slug!r} with {len(study.question_list)} "
+                          f"question(s).")

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from studies.problems import InputError
+from core.problems import InputError
 from studies.services import controls_generate
 
 from ._common import get_study

@@ -1,9 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from analysis.metrics.formats import FORMATS
-from studies.coref_import import coref_items_import
-from studies.problems import InputError
-from studies.services import items_import
+from core.metrics.formats import FORMATS
+from core.problems import InputError
+from studies.services import coref_items_import, items_import
 
 from ._common import get_study, read_file
 

@@ -1,11 +1,11 @@
-"""Random control pairs built from the study's own sentences (seed 003 §4)."""
+"""Random control pairs built from the study's own sentences (Solomon et al. 2021, §4)."""
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.metrics.controls import random_control_pairs
+from core.metrics.controls import random_control_pairs
 
 PAIRS = [(i, f"a{i}", f"b{i}") for i in range(10)]
 

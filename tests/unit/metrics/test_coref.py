@@ -5,8 +5,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scorch import conll as scorch_conll
 
-from analysis.metrics.coref import COREF_METRICS, coref_metrics, f1, lea, score_clusters
-from analysis.metrics.formats import read_conll2012
+from core.metrics.coref import COREF_METRICS, coref_metrics, f1, lea, score_clusters
+from core.metrics.formats import read_conll2012
 
 
 def conll(rows):

@@ -1,7 +1,7 @@
-"""Error-type features (seed 000 §3.1), on the paper's appendix examples."""
+"""Error-type features (Borovikova et al. 2022, §3.1), on the paper's appendix examples."""
 
-from analysis.metrics.features import ERROR_FEATURES, error_features
-from analysis.metrics.formats import Document, Mention
+from core.metrics.features import ERROR_FEATURES, error_features
+from core.metrics.formats import Document, Mention
 
 
 def doc(*entities):

@@ -1,17 +1,16 @@
-"""Readers: every bad input yields ONE FormatError listing every problem with file/line/column."""
+"""Readers: every bad input yields ONE InputError listing every problem with file/line/column."""
 
 import json
 
 import pytest
 
-from analysis.metrics.formats import (
-    FormatError,
+from core.metrics.formats import (
     Mention,
-    Problem,
     read_conll2012,
     read_gold_and_system,
     read_rucoco_json,
 )
+from core.problems import InputError, Problem
 
 GOOD_CONLL = """#begin document (doc1); part 000
 doc1 0 0 John (0)
@@ -30,7 +29,7 @@ doc2 0 0 Hi -
 
 
 def problems_of(call, *args, **kwargs):
-    with pytest.raises(FormatError) as info:
+    with pytest.raises(InputError) as info:
         call(*args, **kwargs)
     return [(p.line, p.column, p.message) for p in info.value.problems], info.value
 
@@ -48,7 +47,7 @@ def test_it_reads_conll_documents_and_mentions():
 
 def test_it_formats_a_problem_as_file_line_column_message():
     assert str(Problem("gold.conll", 12, 5, "unclosed mention (7")) == (
-        "gold.conll:12:5: unclosed mention (7"
+        "gold.conll:12: column 5: unclosed mention (7"
     )
     assert str(Problem("gold.conll", None, None, "no document")) == "gold.conll: no document"
 
@@ -71,7 +70,7 @@ def test_it_lists_every_conll_problem_in_one_error():
         (6, 9, "malformed coreference part '((4'"),
         (2, 9, "unclosed mention (7"),
     ]
-    assert "gold.conll:2:9: unclosed mention (7" in str(error)
+    assert "gold.conll:2: column 9: unclosed mention (7" in str(error)
 
 
 def test_it_points_at_the_part_of_a_multi_part_cell():
@@ -163,6 +162,28 @@ def test_it_locates_documents_of_a_json_list():
 def test_it_reports_invalid_json_with_its_position():
     found, _ = problems_of(read_rucoco_json, '{"text": "a",\n "entities": [}', "f.json")
     assert found[0][:2] == (2, 15) and found[0][2].startswith("invalid JSON")
+
+
+@pytest.mark.parametrize("text", [
+    "[" * 100_000 + "]" * 100_000,
+    '{"text": "a", "entities": ' + "[" * 30 + "]" * 30 + "}",
+])
+def test_it_refuses_absurdly_nested_json_without_parsing_it(text):
+    found, _ = problems_of(read_rucoco_json, text, "f.json")
+    assert found == [(None, None, "invalid JSON: nested deeper than 20 levels")]
+
+
+def test_it_reports_a_number_too_long_to_convert_as_invalid_json():
+    found, _ = problems_of(read_rucoco_json, '{"text": "a", "entities": [[[0, ' + "1" * 5000
+                           + "]]]}", "f.json")
+    assert len(found) == 1 and found[0][2].startswith("invalid JSON: Exceeds the limit")
+
+
+def test_it_locates_every_document_of_a_long_json_list():
+    docs = [{"text": "ab", "entities": [[[0, 9]]]}] * 3
+    text = "[\n" + ",\n".join(json.dumps(d) for d in docs) + "\n]"
+    found, _ = problems_of(read_rucoco_json, text, "f.json")
+    assert [(line, column) for line, column, _ in found] == [(2, 1), (3, 1), (4, 1)]
 
 
 def test_it_reports_empty_json_input():

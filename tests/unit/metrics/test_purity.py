@@ -1,4 +1,4 @@
-"""analysis/metrics is pure: no Django, nothing fetched at run time."""
+"""core/metrics is pure: no Django, nothing fetched at run time."""
 
 import ast
 import pathlib

@@ -9,7 +9,7 @@ numbers are tested on documents below and in test_coref.py.
 
 import pytest
 
-from analysis.metrics.coref import f1, score_clusters
+from core.metrics.coref import f1, score_clusters
 
 
 def clusters(spec):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from analysis.metrics.sentiment import SentimentScorer, sentiment_scores
+from core.metrics.sentiment import SentimentScorer, sentiment_scores
 
 
 class CountingAnalyser:

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rouge_score import rouge_scorer
 
-from analysis.metrics.similarity import (
+from core.metrics.similarity import (
     SIMILARITY_METRICS,
     bleu1,
     overlap,

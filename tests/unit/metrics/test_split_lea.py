@@ -1,14 +1,14 @@
-"""Split-antecedent LEA (seed 002 §3.1, RuCoCo-2023 evaluate.py), worked by hand."""
+"""Split-antecedent LEA (Dobrovolskii et al. 2022, §3.1; RuCoCo-2023 evaluate.py), by hand."""
 
 import pytest
 
-from analysis.metrics.coref import (
+from core.metrics.coref import (
     SPLIT_LEA_METRICS,
     child_mentions,
     coref_metrics,
     split_antecedent_lea,
 )
-from analysis.metrics.formats import Document, Mention
+from core.metrics.formats import Document, Mention
 
 # Character spans of a made-up text; only identities matter here.
 T1, T2, S1, S2, A1, THEY1, THEY2, ALL1 = (Mention(0, 10 * i, 10 * i + 5) for i in range(8))
@@ -81,7 +81,7 @@ def test_it_adds_split_lea_to_the_metrics_of_rucoco_items():
 def test_it_scores_rucoco_files_read_from_json():
     import json
 
-    from analysis.metrics.formats import read_gold_and_system
+    from core.metrics.formats import read_gold_and_system
 
     text = "At half-past nine, that night, Tom and Sid were sent to bed. They slept, and Sid too.\n"
     gold = {"text": text, "entities": [[[31, 34]], [[39, 42], [77, 80]], [[61, 65]]],

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.stats._types import LongRatings
-from analysis.stats.alpha import (
+from core.stats._types import LongRatings
+from core.stats.alpha import (
     REASON_NO_PAIRABLE,
     REASON_RATIO_NEGATIVE,
     REASON_SINGLE_VALUE,
@@ -28,7 +28,7 @@ from analysis.stats.alpha import (
     item_coincidences,
     value_counts,
 )
-from analysis.stats.scales import LEVELS, PRESETS, reduce_values
+from core.stats.scales import LEVELS, PRESETS, reduce_values
 
 nan = np.nan
 

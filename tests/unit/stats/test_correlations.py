@@ -1,4 +1,4 @@
-"""Metric–human correlations before and after filtering (seed 003 tables 1–4; PRODUCT.md)."""
+"""Metric–human correlations before and after filtering (Solomon et al. 2021, tables 1–4)."""
 
 import warnings
 from itertools import combinations
@@ -9,15 +9,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from analysis.stats._types import LongRatings
-from analysis.stats.correlations import correlate, filtering_correlations, style_correlations
-from analysis.stats.heuristics import RULES, annotator_styles, low_variance_annotators
+from core.stats._types import LongRatings
+from core.stats.correlations import correlate, filtering_correlations, style_correlations
+from core.stats.heuristics import RULES, annotator_styles, low_variance_annotators
 
 nan = np.nan
 
 
 def reference(dense, metric, removed, min_ratings=2):
-    """Naive dense reading of PRODUCT.md with scipy as the oracle."""
+    """Read docs/statistics/heuristics.md naively, on dense arrays, with scipy as the oracle."""
     kept = np.delete(dense, list(removed), axis=0)
     counts = (~np.isnan(kept)).sum(axis=0)
     with warnings.catch_warnings():

@@ -1,16 +1,16 @@
-"""Duplicate consistency per annotator (seed 000 §3.4; PRODUCT.md "Duplicate consistency")."""
+"""Duplicate consistency per annotator (Borovikova et al. 2022, §3.4)."""
 
 import numpy as np
 import pytest
 
-from analysis.stats.duplicates import (
+from core.stats.duplicates import (
     REASON_NO_PAIRS,
     DuplicateResult,
     duplicate_consistency,
     duplicate_consistency_long,
     duplicate_pairs_long,
 )
-from analysis.stats.scales import PRESETS, reduce_values
+from core.stats.scales import PRESETS, reduce_values
 
 nan = np.nan
 

@@ -1,4 +1,4 @@
-"""Metric vs human gaps on a [0, 1] scale (seed 000 §4 and table 2; PRODUCT.md)."""
+"""Metric vs human gaps on a [0, 1] scale (Borovikova et al. 2022, §4 and table 2)."""
 
 import statistics
 
@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.stats.gaps import human_aggregate, metric_gaps
-from analysis.stats.scales import PRESETS, Scale, reduce_values, rescale01
+from core.stats.gaps import human_aggregate, metric_gaps
+from core.stats.scales import PRESETS, Scale, reduce_values, rescale01
 
 nan = np.nan
 RAW = PRESETS["likert-0-7-coref"]["values"]

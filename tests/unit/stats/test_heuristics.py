@@ -1,12 +1,12 @@
-"""Filtering heuristics and annotator styles (seed 003 §5.1, §5.2 table 2; PRODUCT.md)."""
+"""Filtering heuristics and annotator styles (Solomon et al. 2021, §5.1, §5.2 and table 2)."""
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.stats._types import LongRatings
-from analysis.stats.heuristics import (
+from core.stats._types import LongRatings
+from core.stats.heuristics import (
     RULES,
     annotator_styles,
     disagreeable_annotators,
@@ -16,7 +16,7 @@ from analysis.stats.heuristics import (
     sentiment_annotators,
     slow_annotators,
 )
-from analysis.stats.scales import PRESETS, reduce_values
+from core.stats.scales import PRESETS, reduce_values
 
 nan = np.nan
 REDUCED = PRESETS["similarity-1-5"]["reductions"]["reduced"]
@@ -89,6 +89,13 @@ def test_it_flags_an_annotator_who_rates_controls_higher_than_other_items():
     assert record(result, 0).value == pytest.approx(1.0)
     assert record(result, 1).value == pytest.approx(-2.0)
     assert result.flagged == (0,)
+
+
+def test_it_flags_high_random_only_above_its_threshold():
+    dense = np.array([[4, 5, 3, 4.0], [5, 5, 3, 3.0]])
+    result = high_random_annotators(dense, np.array([True, True, False, False]), threshold=1.5)
+    assert result.flagged == (1,) and result.params == {"threshold": 1.5, "min_ratings": 2}
+    assert {r.threshold for r in result.records} == {1.5}
 
 
 def test_it_needs_two_control_ratings_for_high_random():
@@ -273,6 +280,26 @@ def test_it_flags_exactly_the_planted_annotator_of_each_rule():
         "disagreeable": (4,),
         "sentiment": (5,),
     }
+
+
+def test_run_heuristics_passes_each_rules_parameters_to_it():
+    dense, durations, control, bleu1, sa, sb = planted_crowd()
+    params = {"slow": {"threshold_s": 500.0}, "low_variance": {"threshold": 0.1, "min_ratings": 3},
+              "high_random": {"threshold": 5.0, "min_ratings": 1},
+              "disagreeable": {"min_other_raters": 1, "min_items": 2, "threshold": 0.9},
+              "sentiment": {"sentiment_threshold": 1.5, "bleu_threshold": 0.5,
+                            "std_threshold": 3.0, "min_pairs": 3}}
+    results = run_heuristics(dense, reduced=reduce_values(dense, REDUCED), duration_ms=durations,
+                             control=control, bleu1=bleu1, sentiment_a=sa, sentiment_b=sb,
+                             params=params)
+    for rule, passed in params.items():
+        assert passed.items() <= results[rule].params.items(), rule
+    assert all(not r.flagged for r in results.values())  # every planted annotator is under them
+
+
+def test_run_heuristics_rejects_parameters_of_an_unknown_rule():
+    with pytest.raises(ValueError, match="unknown rule"):
+        run_heuristics(np.array([[1.0, 2.0]]), params={"sloow": {"threshold_s": 1.0}})
 
 
 def test_it_gives_the_same_records_for_dense_and_long_input():

@@ -1,7 +1,7 @@
-"""Noise model of the agreed subset (seed 004, Beigman Klebanov & Beigman 2009; PRODUCT.md).
+"""Noise model of the agreed subset (Beigman Klebanov and Beigman 2009; docs/statistics/noise.md).
 
-The worked examples of seed 004 are test vectors, minding the printed slips listed in
-shared/seeds/README.md: "γ = 13.8 %" is 125/900 = 13.9 %; the 3-to-2 kappa "0.52" computes as
+The paper's worked examples are test vectors, minding its printed slips (found by recomputing
+them): "γ = 13.8 %" is 125/900 = 13.9 % (the 125 is right); the 3-to-2 kappa "0.52" computes as
 0.592; "7.7 %" for 850 agreements computes as 64/850 = 7.5 % at 95 %.
 """
 
@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import nbinom
 
-from analysis.stats._types import LongRatings
-from analysis.stats.noise import (
+from core.stats._types import LongRatings
+from core.stats.noise import (
     chance_difference,
     max_disagreements,
     noise_level,
@@ -67,7 +67,7 @@ def posterior_t0(n, d, p, confidence=0.95):
     return n
 
 
-# --------------------------------------------------------------------------- seed 004 examples
+# ------------------------------------------------------------------ the paper's worked examples
 
 
 def test_it_reproduces_the_two_annotator_noise_level_of_section_3_1():

@@ -1,9 +1,9 @@
-"""Scales, reductions and presets (PRODUCT.md "Scale presets"; seed 000 §3.3 and §4)."""
+"""Scales, reductions and presets (Borovikova et al. 2022, §3.3 and §4; Solomon et al. 2021)."""
 
 import numpy as np
 import pytest
 
-from analysis.stats.scales import (
+from core.stats.scales import (
     LEVELS,
     PRESETS,
     Scale,
@@ -19,13 +19,13 @@ def test_it_lists_the_four_levels_of_measurement():
     assert LEVELS == ("nominal", "ordinal", "interval", "ratio")
 
 
-def test_it_defines_the_coref_likert_reduced_mapping_of_seed_000():
-    # Seed 000 §4: 0 -> 0, 1 and 2 -> 1, 3 and 4 -> 2, 5 and 6 -> 3, 7 -> 4.
+def test_it_defines_the_coref_likert_reduced_mapping_of_borovikova_2022():
+    # Borovikova et al. 2022, §4: 0 -> 0, 1 and 2 -> 1, 3 and 4 -> 2, 5 and 6 -> 3, 7 -> 4.
     assert LIKERT["reductions"]["reduced"] == {0: 0, 1: 1, 2: 1, 3: 2, 4: 2, 5: 3, 6: 3, 7: 4}
 
 
 def test_it_maps_gravity_by_significance_of_the_worst_error():
-    # 0-2 significant errors, 3-6 insignificant errors, 7 none (seed 000 §3.3).
+    # 0-2 significant errors, 3-6 insignificant errors, 7 none (Borovikova et al. 2022, §3.3).
     gravity = LIKERT["reductions"]["gravity"]
     assert [gravity[v] for v in range(8)] == [0, 0, 0, 1, 1, 1, 1, 2]
 
@@ -42,7 +42,7 @@ def test_it_labels_every_likert_value_with_the_rubric():
     assert LIKERT["labels"][7] == "no errors"
 
 
-def test_it_defines_the_similarity_reduction_of_seed_003():
+def test_it_defines_the_similarity_reduction_of_solomon_2021():
     similarity = PRESETS["similarity-1-5"]
     assert similarity["values"] == [1, 2, 3, 4, 5]
     assert similarity["reductions"]["reduced"] == {1: -1, 2: -1, 3: 0, 4: 1, 5: 1}

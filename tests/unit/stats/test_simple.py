@@ -1,13 +1,13 @@
-"""Simple items: at most T distinct raw answers among all annotators (seed 000 §4)."""
+"""Simple items: at most T distinct raw answers among annotators (Borovikova et al. 2022, §4)."""
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.stats._types import LongRatings
-from analysis.stats.scales import PRESETS, reduce_values
-from analysis.stats.simple import distinct_answer_counts, simple_items, simple_items_long
+from core.stats._types import LongRatings
+from core.stats.scales import PRESETS, reduce_values
+from core.stats.simple import distinct_answer_counts, simple_items, simple_items_long
 
 nan = np.nan
 
@@ -51,7 +51,7 @@ def test_it_does_not_count_blanks_as_an_answer():
 
 def test_it_computes_the_set_on_the_raw_scale_not_the_reduction():
     # Item 1 has four raw answers (0, 2, 4, 6) but two gravity codes (0, 0, 1, 1): it stays
-    # not simple, because callers reuse the raw mask for every reduction (PRODUCT.md).
+    # not simple, because callers reuse the raw mask for every reduction.
     reduced = reduce_values(RAW, PRESETS["likert-0-7-coref"]["reductions"]["gravity"])
     assert distinct_answer_counts(reduced)[1] == 2
     assert not simple_items(RAW)[1]

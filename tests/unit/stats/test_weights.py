@@ -1,6 +1,6 @@
-"""Error-type weights by OLS on z-scored features (seed 000 tables 3–4; PRODUCT.md).
+"""Error-type weights by OLS on z-scored features (Borovikova et al. 2022, tables 3–4).
 
-statsmodels is the oracle here only: analysis/stats never imports it.
+statsmodels is the oracle here only: core/stats never imports it.
 """
 
 import numpy as np
@@ -9,9 +9,9 @@ import statsmodels.api as sm
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.stats.gaps import human_aggregate
-from analysis.stats.scales import PRESETS, rescale01
-from analysis.stats.weights import error_weights, fit_weights
+from core.stats.gaps import human_aggregate
+from core.stats.scales import PRESETS, rescale01
+from core.stats.weights import error_weights, fit_weights
 
 nan = np.nan
 RAW = PRESETS["likert-0-7-coref"]["values"]

@@ -1,0 +1,84 @@
+"""Answer 503 with Retry-After, at once, while the database cannot be reached.
+
+Without this, a request during a database outage waits for a connection, then ends in Django's
+500 page: the annotator page's script cannot tell a passing outage from a bug, a researcher sees
+"Server Error", and the log fills with tracebacks. With it, a connection-level error of the
+database (`OperationalError`, `InterfaceError`; the psycopg pool's timeout is an
+`OperationalError` too) becomes a 503 that says when to try again: JSON for a script or an API
+client, a small page for a person. The settings keep the wait short (DATABASE_CONNECT_TIMEOUT,
+DATABASE_POOL_TIMEOUT in config/settings.py).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from django.db import InterfaceError, OperationalError, connections
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.template.loader import render_to_string
+from django.utils.cache import add_never_cache_headers
+
+logger = logging.getLogger(__name__)
+
+# Seconds a client should wait before trying again; the pool reconnects within about as long
+# once the database is back (see DATABASE_POOL_RECONNECT_TIMEOUT in config/settings.py).
+RETRY_AFTER_SECONDS = 5
+
+
+class DatabaseUnavailableMiddleware:
+    """Turn a database connection error raised by a view into a 503 with Retry-After."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not isinstance(exception, OperationalError | InterfaceError):
+            return None
+        # One line, no traceback: during an outage every request lands here.
+        logger.error("database unavailable, answered 503 to %s %s: %s: %s", request.method,
+                     request.path, type(exception).__name__, exception)
+        _discard_broken_connections()
+        return unavailable_response(request)
+
+
+def unavailable_response(request: HttpRequest) -> HttpResponse:
+    """Return the 503 answer: JSON for scripts and API clients, a page for a person."""
+    response: HttpResponse
+    if _wants_json(request):
+        response = JsonResponse({"error": "The database is unavailable; try again shortly.",
+                                 "retry_after": RETRY_AFTER_SECONDS}, status=503)
+    else:
+        # Rendered without the request: the context processors would read the session, which
+        # lives in the database that just failed.
+        response = HttpResponse(render_to_string("503.html", {
+            "retry_after": RETRY_AFTER_SECONDS,
+            # A GET is safe to repeat, so the page reloads itself; a form post is not.
+            "reload": request.method in ("GET", "HEAD"),
+        }), status=503)
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    add_never_cache_headers(response)
+    return response
+
+
+def _wants_json(request: HttpRequest) -> bool:
+    if request.content_type == "application/json" or request.path_info.startswith("/api/"):
+        return True
+    return request.get_preferred_type(["text/html", "application/json"]) == "application/json"
+
+
+def _discard_broken_connections() -> None:
+    # After the database restarted or the network dropped, every idle connection of the pool is
+    # dead but looks fine until used; without this, each would fail one more request after the
+    # database is back. The pool's own check drops them now and reconnects in the background.
+    for connection in connections.all(initialized_only=True):
+        pool = getattr(connection, "pool", None)  # psycopg's pool (PostgreSQL, DATABASE_POOL)
+        if pool is None:
+            continue
+        try:
+            pool.check()
+        except Exception as exc:  # the 503 must go out whatever the pool says
+            logger.warning("could not check the connection pool of %r: %s", connection.alias, exc)

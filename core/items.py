@@ -1,0 +1,224 @@
+"""Parse and validate item files completely before anything is written; build coreference items.
+
+Item files (CSV/TSV or JSON Lines, read by `core.tabular`): `id` (required), `text` or
+`text_a`/`text_b`, `control` (0/1), and prefixed columns `metric:<name>`, `feature:<name>`,
+`meta:<name>`. `items_parse` returns `ItemRow`s or raises one `InputError` listing every
+problem; `studies.services.items_import` stores them.
+
+Coreference items come from a gold and a system annotation (`core.metrics.formats`): one item a
+document pair, whose id, text and annotation `coref_item_id`, `coref_annotation` and
+`coref_plain_text` build; `studies.services.coref_items_import` stores them.
+"""
+
+from __future__ import annotations
+
+import math
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.formats import unneutralise
+from core.metrics.formats import Document
+from core.problems import Collector
+from core.tabular import DEFAULT_LIMITS, Limits, decode, read_table
+
+TEXT_COLUMNS = ("text", "text_a", "text_b")
+PREFIXES = ("metric:", "feature:", "meta:")
+
+
+@dataclass
+class ItemRow:
+    """One valid row of an item file; `line` is where it starts (0 for generated items)."""
+
+    line: int
+    external_id: str
+    text: str = ""
+    text_a: str = ""
+    text_b: str = ""
+    is_control: bool = False
+    metrics: dict[str, float] = field(default_factory=dict)
+    features: dict[str, float] = field(default_factory=dict)
+    meta: dict[str, str] = field(default_factory=dict)
+
+
+def _number(raw: str, errors: Collector, line: int, column: str) -> float | None:
+    raw = raw.strip()
+    if raw == "":
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        errors.add(f"{raw!r} is not a number", line=line, column=column)
+        return None
+    if not math.isfinite(value):
+        errors.add(f"{raw!r} is not a finite number", line=line, column=column)
+        return None
+    return value
+
+
+def _prefixed_columns(header: list[str], errors: Collector) -> dict[str, tuple[str, str]]:
+    """Return {column: (prefix, name)} of the prefixed columns; report every unknown column."""
+    prefixed: dict[str, tuple[str, str]] = {}
+    for column in dict.fromkeys(header):  # each name once, in order
+        if column in ("id", "control", *TEXT_COLUMNS):
+            continue
+        prefix, colon, name = column.partition(":")
+        if colon and f"{prefix}:" in PREFIXES and name.strip():
+            prefixed[column] = (prefix, name.strip())
+        else:
+            errors.add(
+                f"unknown column {column!r} (expected id, text, text_a, text_b, control, "
+                "metric:<name>, feature:<name>, meta:<name>)",
+                line=1, column=column,
+            )
+    return prefixed
+
+
+def items_parse(
+    data: bytes,
+    *,
+    filename: str,
+    display: str,
+    existing_ids: set[str],
+    max_bytes: int,
+    limits: Limits = DEFAULT_LIMITS,
+) -> list[ItemRow]:
+    """Validate an item file completely; return its rows or raise `InputError` listing all problems.
+
+    `display` is the study's item display ("text", "pair" or "coref"): pair studies need
+    `text_a` and `text_b`, the others `text`. Linear in the file: columns are classified once,
+    ids are checked against sets.
+    """
+    errors = Collector(filename)
+    text = decode(data, errors, max_bytes=max_bytes)
+    if text is None:
+        errors.raise_if_any()
+    # decode never returns None without recording a problem, so raise_if_any raised above.
+    assert text is not None
+    table = read_table(text, filename=filename, errors=errors, limits=limits)
+    # Neutralisation is a CSV matter: JSON strings are taken exactly as written.
+    clean = (lambda raw: raw) if table.jsonl else unneutralise
+    columns = set(table.header)
+    prefixed = _prefixed_columns(table.header, errors)
+    if table.rows and "id" not in columns:
+        errors.add("the required column 'id' is missing", line=1)
+    needed = ("text_a", "text_b") if display == "pair" else ("text",)
+    if table.rows and display != "coref":
+        for name in needed:
+            if name not in columns:
+                errors.add(f"a {display} study needs the column {name!r}", line=1)
+    if not table.rows and not errors:
+        errors.add("the file has a header but no items")
+
+    items: list[ItemRow] = []
+    seen: dict[str, int] = {}
+    for line, row in table.rows:
+        item_id = clean(row.get("id", "").strip())
+        if "id" in columns and not item_id:
+            errors.add("empty id", line=line, column="id")
+        elif (problem := item_id_problem(item_id)) is not None:
+            errors.add(problem, line=line, column="id")
+        elif item_id in seen:
+            errors.add(f"id {item_id!r} already used on line {seen[item_id]}", line=line, column="id")
+        elif item_id in existing_ids:
+            errors.add(f"id {item_id!r} is already an item of this study", line=line, column="id")
+        seen.setdefault(item_id, line)
+        item = ItemRow(line=line, external_id=item_id)
+        for name in TEXT_COLUMNS:
+            setattr(item, name, clean(row.get(name, "")))
+        for name in needed:
+            if name in columns and not getattr(item, name).strip() and display != "coref":
+                errors.add(f"empty {name}", line=line, column=name)
+        control = row.get("control", "").strip().lower()
+        if control in {"1", "true", "yes"}:
+            item.is_control = True
+        elif control not in {"", "0", "false", "no"}:
+            errors.add(f"control must be 0 or 1, not {control!r}", line=line, column="control")
+        for column, raw in row.items():
+            kind = prefixed.get(column)
+            if kind is None:
+                continue
+            prefix, name = kind
+            if prefix == "meta":
+                if raw.strip() != "":
+                    item.meta[name] = clean(raw)
+                continue
+            value = _number(raw, errors, line, column)
+            if value is not None:
+                (item.metrics if prefix == "metric" else item.features)[name] = value
+        items.append(item)
+    errors.raise_if_any()
+    return items
+
+
+# --- coreference items ------------------------------------------------------------------------
+
+
+MAX_ITEM_ID = 200
+
+
+def item_id_problem(item_id: str) -> str | None:
+    """Return why ``item_id`` cannot name an item, or None.
+
+    An id is at most 200 characters and has no control, format or line/paragraph separator
+    characters (U+2028 passes a CSV reader but splits the line of every later export, so a
+    response file could never name that item again).
+    """
+    if len(item_id) > MAX_ITEM_ID:
+        return f"the id has {len(item_id)} characters; at most {MAX_ITEM_ID} are allowed"
+    bad = next((c for c in item_id if unicodedata.category(c) in {"Cc", "Cf", "Zl", "Zp"}), None)
+    if bad is not None:
+        return f"the id contains the invisible character U+{ord(bad):04X}"
+    return None
+
+
+def coref_item_id(gold: Document, system: Document, *, position: int, stem: str) -> str:
+    """Return the item id of a document pair.
+
+    CoNLL: the document key `NAME-PART` (scorch's convention, e.g. `#begin document (wsj_0001);
+    part 000` → `wsj_0001-000`, or `NAME` without a part). RuCoCo: the document's `name` or `id`
+    (gold's, else system's), and for an unnamed document `<gold file stem>#<position>` (`dev#3`).
+    """
+    if gold.format == "conll2012":
+        return gold.name
+    for name in (gold.name, system.name):
+        if not name.startswith("#"):
+            return name
+    return f"{stem}#{position}"
+
+
+def _side(doc: Document) -> dict[str, Any]:
+    return {
+        "entities": [[list(m) for m in entity] for entity in doc.entities],
+        "includes": [list(c) for c in doc.includes] if doc.has_includes else [],
+    }
+
+
+def coref_annotation(
+    gold: Document, system: Document, *, tokens: list[list[str]] | None
+) -> dict[str, Any]:
+    """Return the JSON the annotator view renders.
+
+    `{"format": "conll2012", "sentences": [[word, …], …], "gold": side, "system": side}` or
+    `{"format": "rucoco-json", "text": str, "gold": side, "system": side}`; a side is
+    `{"entities": [[[sentence, start, end], …], …], "includes": [[entity index, …], …]}` with
+    end exclusive, token positions in the sentence (CoNLL) or character offsets in `text`
+    (RuCoCo, sentence 0). `includes` is `[]` when no entity includes another.
+    """
+    out: dict[str, Any] = {"format": gold.format}
+    if gold.format == "conll2012":
+        out["sentences"] = tokens or []
+    else:
+        out["text"] = gold.text or ""
+    out["gold"] = _side(gold)
+    out["system"] = _side(system)
+    return out
+
+
+def coref_plain_text(annotation: Mapping[str, Any]) -> str:
+    """Return the readable passage of an annotation (CoNLL: words and sentences joined by spaces)."""
+    if annotation.get("format") == "conll2012":
+        return " ".join(" ".join(words) for words in annotation.get("sentences", []))
+    text: str = annotation.get("text", "")
+    return text

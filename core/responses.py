@@ -1,0 +1,466 @@
+"""Parse and validate response files collected elsewhere (Google Forms, Qualtrics, crowd platforms).
+
+Contract (`import_responses`; user guide in docs/importing-responses.md):
+
+- wide: one row per annotator (`annotator_column`), one column per item. A column whose header
+  is an item id, or is mapped to one by the item map (CSV `column,item`), is an item; the k-th
+  column of the same item is that annotator's presentation k (2 = the duplicate). Columns
+  named in `meta_columns` become participant metadata; any other column is an error. Rows of
+  the same annotator merge, the last non-blank answer winning.
+- long: `annotator,item,value[,duration_ms,position]`; a second row for the same annotator and
+  item is the repeated presentation when its position differs, an error otherwise.
+- The value map (CSV `label,value`) turns option labels into scale values. Blank cells are
+  missing answers: no row is stored, but they are counted.
+
+`responses_parse` validates a file completely and reports every problem at once (file, line,
+column) in one `InputError`; `responses_summarize` counts what a parsed file holds. Files are
+read by `core.tabular` (delimiter detection, encodings, limits). Storing is
+`annotation.services.responses_import`'s job, in one transaction.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence, Set
+from dataclasses import dataclass, field
+
+from core.problems import Collector
+from core.tabular import DEFAULT_LIMITS, Limits, Row, decode, read_grid, read_records
+
+FORMATS = ("wide", "long")
+LONG_COLUMNS = ("annotator", "item", "value", "duration_ms", "position")
+LONG_REQUIRED = ("annotator", "item", "value")
+MAX_ID_LENGTH = 200  # Participant.external_id
+MAX_ACTIVE_MS = 24 * 3600 * 1000  # Response.active_ms: at most a day
+INVALID = -1  # a duration or position that was reported as a problem
+
+# A map file's (line, key, target) rows (line None for a map given as a dict) and its problems.
+_MapRows = tuple[list[tuple[int | None, str, str]], Collector]
+
+
+@dataclass(frozen=True)
+class Upload:
+    """A file as received: its name (used in every message) and its bytes."""
+
+    filename: str
+    data: bytes
+
+
+@dataclass
+class Answer:
+    """One presentation of an item to an annotator; `value` None = blank (nothing stored)."""
+
+    item: str
+    presentation: int
+    position: int | None
+    value: float | None
+    active_ms: int | None = None
+
+
+@dataclass
+class Annotator:
+    external_id: str
+    line: int  # first appearance in the file
+    rows: int = 0
+    meta: dict[str, str] = field(default_factory=dict)
+    answers: dict[tuple[str, int], Answer] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AnnotatorSummary:
+    external_id: str
+    rows: int
+    presented: int
+    answered: int
+    blanks: int
+    duplicates: int  # answered repeat presentations (presentation >= 2)
+    meta: dict[str, str]
+
+
+@dataclass(frozen=True)
+class ImportSummary:
+    """What a file holds (dry run) or what was stored (`imported`)."""
+
+    filename: str
+    fmt: str
+    rows: int
+    annotators: tuple[AnnotatorSummary, ...]
+    items: int  # distinct items with at least one answer
+    answers: int  # stored rows: non-blank presentations
+    blanks: int
+    duplicates: int
+    merged_rows: int  # rows merged into an earlier row of the same annotator
+    imported: bool = False
+
+
+# --- reading ----------------------------------------------------------------------------------
+
+
+def _norm(text: str) -> str:
+    """Return a header or label with surrounding and repeated whitespace collapsed.
+
+    Exports wrap long question texts and use non-breaking spaces; a researcher copying a header
+    into a map file should not have to reproduce them exactly.
+    """
+    return " ".join(text.split())
+
+
+def _short(text: str, limit: int = 60) -> str:
+    text = _norm(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _read_map(
+    source: Upload | Mapping[str, str] | None, *, kind: str, header: tuple[str, str],
+    max_bytes: int, limits: Limits,
+) -> _MapRows:
+    """Return a map file's (line, key, target) rows and the collector of its problems."""
+    if source is None:
+        return [], Collector(kind)
+    if isinstance(source, Mapping):
+        return [(None, _norm(str(k)), str(v).strip()) for k, v in source.items()], Collector(kind)
+    own = Collector(source.filename)
+    text = decode(source.data, own, max_bytes=max_bytes)
+    pairs: list[tuple[int | None, str, str]] = []
+    if text is not None:
+        for line, cells in read_records(text, filename=source.filename, errors=own,
+                                        limits=limits):
+            if [c.strip().lower() for c in cells] == list(header) and not pairs:
+                continue
+            if len(cells) != 2:
+                own.add(f"a {kind} line has two fields ({header[0]},{header[1]}), "
+                        f"not {len(cells)}", line=line)
+                continue
+            pairs.append((line, _norm(cells[0]), cells[1].strip()))
+    return pairs, own
+
+
+def _parse_number(raw: str) -> float | None:
+    try:
+        number = float(raw)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _fmt(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+class _Values:
+    """Turn a cell into a scale value: value-map label first, then a number of the scale."""
+
+    def __init__(self, scale: Sequence[float], value_map: dict[str, float] | None):
+        self.scale = {float(v) for v in scale}
+        self.shown = ", ".join(_fmt(v) for v in scale)
+        self.labels = value_map
+
+    def parse(self, raw: str, errors: Collector, line: int, column: str | int) -> float | None:
+        text = raw.strip()
+        if self.labels and _norm(text) in self.labels:
+            return self.labels[_norm(text)]
+        number = _parse_number(text)
+        if number is not None and number in self.scale:
+            return number
+        extra = " nor a label of the value map" if self.labels else ""
+        errors.add(f"{_short(text, 40)!r} is not a value of the scale ({self.shown}){extra}",
+                   line=line, column=column)
+        return None
+
+
+def _value_map(read: _MapRows, scale: Sequence[float]) -> dict[str, float]:
+    pairs, where = read
+    allowed = {float(v) for v in scale}
+    shown = ", ".join(_fmt(v) for v in scale)
+    out: dict[str, float] = {}
+    seen: dict[str, int | None] = {}
+    for line, label, target in pairs:
+        number = _parse_number(target)
+        if number is None or number not in allowed:
+            where.add(f"{target!r} is not a value of the scale ({shown})", line=line, column="value")
+            continue
+        if label in out and out[label] != number:
+            where.add(f"label {label!r} is already mapped to {_fmt(out[label])} on line "
+                      f"{seen[label]}", line=line, column="label")
+            continue
+        out[label], seen[label] = number, line
+    return out
+
+
+def _item_map(read: _MapRows, items: Iterable[str]) -> dict[str, str]:
+    pairs, where = read
+    known = set(items)
+    out: dict[str, str] = {}
+    for line, column, item in pairs:
+        if item not in known:
+            where.add(f"{item!r} is not an item id of this study", line=line, column="item")
+            continue
+        if column in out and out[column] != item:
+            where.add(f"column {_short(column)!r} is already mapped to {out[column]!r}",
+                      line=line, column="column")
+            continue
+        out[column] = item
+    return out
+
+
+# --- parsing ----------------------------------------------------------------------------------
+
+
+def responses_parse(
+    data: bytes,
+    *,
+    filename: str,
+    fmt: str,
+    items: Iterable[str],
+    scale: Sequence[float],
+    existing_annotators: Iterable[str] = (),
+    annotator_column: str | None = None,
+    item_map: Upload | Mapping[str, str] | None = None,
+    value_map: Upload | Mapping[str, str] | None = None,
+    meta_columns: Sequence[str] = (),
+    max_bytes: int,
+    limits: Limits = DEFAULT_LIMITS,
+) -> list[Annotator]:
+    """Validate a response file completely; return its annotators in order of first appearance.
+
+    Raise `InputError` listing every problem of the map files, then of the file.
+    """
+    errors = Collector(filename)
+    if fmt not in FORMATS:
+        errors.add(f"unknown format {fmt!r}; use wide or long")
+        errors.raise_if_any()
+    items = list(items)
+    item_read = _read_map(item_map, kind="item map", header=("column", "item"),
+                          max_bytes=max_bytes, limits=limits)
+    value_read = _read_map(value_map, kind="value map", header=("label", "value"),
+                           max_bytes=max_bytes, limits=limits)
+    imap = _item_map(item_read, items)
+    vmap = _value_map(value_read, scale)
+    values = _Values(scale, vmap)
+    existing = set(existing_annotators)
+    annotators: list[Annotator] = []
+    text = decode(data, errors, max_bytes=max_bytes)
+    grid = None if text is None else read_grid(text, filename=filename, errors=errors,
+                                               limits=limits, min_columns=2)
+    if grid is not None:
+        header, rows = grid.header, grid.rows
+        if header:
+            reader = _parse_wide if fmt == "wide" else _parse_long
+            annotators = reader(header, rows, errors, items=set(items), item_map=imap,
+                                values=values, annotator_column=annotator_column,
+                                meta_columns=[_norm(m) for m in meta_columns if _norm(m)])
+            if not rows and not errors:
+                errors.add("the file has a header but no rows")
+            for annotator in annotators:
+                if annotator.external_id in existing:
+                    errors.add(
+                        f"annotator {annotator.external_id!r} was already imported into this "
+                        "study; remove their rows or import them into another study",
+                        line=annotator.line, column=annotator_column or "annotator",
+                    )
+    report = Collector(filename)
+    for collected in (item_read[1], value_read[1], errors):
+        report.extend(collected)
+    report.raise_if_any()
+    return annotators
+
+
+def _parse_wide(header: Sequence[str], rows: Sequence[Row], errors: Collector, *,
+                items: Set[str], item_map: Mapping[str, str], values: _Values,
+                annotator_column: str | None, meta_columns: Sequence[str]) -> list[Annotator]:
+    if not annotator_column:
+        errors.add("the wide format needs the annotator column (--annotator-column NAME)")
+        return []
+    want = _norm(annotator_column)
+    meta_names = set(meta_columns)
+    annotator_at: int | None = None
+    meta_at: dict[int, str] = {}
+    meta_found: set[str] = set()
+    item_at: dict[int, tuple[str, int, int]] = {}  # index -> (item, presentation, position)
+    repeats: dict[str, int] = {}
+    for index, raw in enumerate(header):
+        name, column = _norm(raw), index + 1
+        if name == want and annotator_at is None:
+            annotator_at = index
+        elif name in meta_names:
+            if name in meta_found:
+                errors.add(f"meta column {_short(name)!r} appears twice", line=1, column=column)
+            meta_at[index] = name
+            meta_found.add(name)
+        elif name in item_map or name in items:
+            item = item_map.get(name, name)
+            repeats[item] = repeats.get(item, 0) + 1
+            item_at[index] = (item, repeats[item], len(item_at))
+        elif name == want:
+            errors.add(f"the annotator column {want!r} appears twice", line=1, column=column)
+        elif not name:
+            errors.add("a column has no header", line=1, column=column)
+        else:
+            errors.add(f"unknown column {_short(name)!r}: not an item id of this study, not in "
+                       "the item map, not a meta column", line=1, column=column)
+    names = {_norm(h) for h in header}
+    if annotator_at is None:
+        errors.add(f"the annotator column {want!r} is not in the file", line=1)
+    for name in meta_columns:
+        if name not in names:
+            errors.add(f"the meta column {_short(name)!r} is not in the file", line=1)
+    if not item_at and header:
+        errors.add("no column is an item: name columns by item id or map them with --item-map",
+                   line=1)
+    if annotator_at is None:
+        return []
+
+    annotators: dict[str, Annotator] = {}
+    for line, cells in rows:
+        external = cells[annotator_at].strip()
+        if not external:
+            errors.add("empty annotator id", line=line, column=annotator_at + 1)
+            continue
+        if len(external) > MAX_ID_LENGTH:
+            errors.add(f"annotator id longer than {MAX_ID_LENGTH} characters", line=line,
+                       column=annotator_at + 1)
+            continue
+        annotator = annotators.setdefault(external, Annotator(external, line))
+        annotator.rows += 1
+        for index, name in meta_at.items():
+            if cells[index].strip():
+                annotator.meta[name] = cells[index].strip()  # last non-blank wins
+        for index, (item, presentation, position) in item_at.items():
+            key = (item, presentation)
+            answer = annotator.answers.setdefault(key, Answer(item, presentation, position, None))
+            if cells[index].strip():
+                value = values.parse(cells[index], errors, line, index + 1)
+                if value is not None:
+                    answer.value = value  # last non-blank wins
+    return list(annotators.values())
+
+
+def _parse_long(header: Sequence[str], rows: Sequence[Row], errors: Collector, *,
+                items: Set[str], item_map: Mapping[str, str], values: _Values,
+                annotator_column: str | None, meta_columns: Sequence[str]) -> list[Annotator]:
+    names = {"annotator": _norm(annotator_column or "annotator")}
+    roles = {names.get(r, r).lower(): r for r in reversed(LONG_COLUMNS)}
+    meta_names = set(meta_columns)
+    at: dict[str, int] = {}
+    meta_at: dict[int, str] = {}
+    meta_found: set[str] = set()
+    for index, raw in enumerate(header):
+        name = _norm(raw)
+        role = roles.get(name.lower())
+        if role and role not in at:
+            at[role] = index
+        elif name in meta_names and name not in meta_found:
+            meta_at[index] = name
+            meta_found.add(name)
+        elif role or name in meta_found:
+            errors.add(f"column {name!r} appears twice", line=1, column=name)
+        else:
+            errors.add(f"unknown column {_short(name)!r} (expected annotator, item, value, "
+                       "duration_ms, position, or a meta column)", line=1, column=name)
+    for role in LONG_REQUIRED:
+        if role not in at:
+            errors.add(f"the required column {names.get(role, role)!r} is missing", line=1)
+    for name in meta_columns:
+        if name not in meta_found:
+            errors.add(f"the meta column {_short(name)!r} is not in the file", line=1)
+    if any(role not in at for role in LONG_REQUIRED):
+        return []
+
+    def col(role: str) -> str:
+        return _norm(header[at[role]])
+
+    annotators: dict[str, Annotator] = {}
+    rows_of: dict[tuple[str, str], list[tuple[int, int | None, float | None, int | None]]] = {}
+    positions: dict[tuple[str, int], tuple[int, str]] = {}
+    for line, cells in rows:
+        external = cells[at["annotator"]].strip()
+        raw_item = _norm(cells[at["item"]])
+        ok = True
+        if not external:
+            errors.add("empty annotator id", line=line, column=col("annotator"))
+            ok = False
+        elif len(external) > MAX_ID_LENGTH:
+            errors.add(f"annotator id longer than {MAX_ID_LENGTH} characters", line=line,
+                       column=col("annotator"))
+            ok = False
+        item = item_map.get(raw_item, raw_item)
+        if not raw_item:
+            errors.add("empty item id", line=line, column=col("item"))
+            ok = False
+        elif item not in items:
+            errors.add(f"{_short(raw_item)!r} is not an item id of this study", line=line,
+                       column=col("item"))
+            ok = False
+        raw_value = cells[at["value"]]
+        value = values.parse(raw_value, errors, line, col("value")) if raw_value.strip() else None
+        ok = ok and (value is not None or not raw_value.strip())
+        duration = _whole(cells, at.get("duration_ms"), errors, line, header, MAX_ACTIVE_MS)
+        position = _whole(cells, at.get("position"), errors, line, header, 2**31 - 1)
+        if duration == INVALID or position == INVALID:
+            ok = False
+        if position is not None and position != INVALID and external:
+            earlier, other = positions.setdefault((external, position), (line, item))
+            if earlier != line and other == item:
+                errors.add(f"duplicate row: annotator {external!r} already has item {item!r} at "
+                           f"position {position} on line {earlier}", line=line)
+                ok = False
+            elif earlier != line:
+                errors.add(f"position {position} of annotator {external!r} is already used on "
+                           f"line {earlier}", line=line, column=col("position"))
+                ok = False
+        if not ok:
+            continue
+        annotator = annotators.setdefault(external, Annotator(external, line))
+        annotator.rows += 1
+        for index, name in meta_at.items():
+            if cells[index].strip():
+                annotator.meta[name] = cells[index].strip()
+        same = rows_of.setdefault((external, item), [])
+        if same and (position is None or any(p is None for _, p, _, _ in same)):
+            errors.add(f"duplicate row: annotator {external!r} already has a row for item "
+                       f"{item!r} on line {same[0][0]}; a repeated presentation needs a "
+                       "different position", line=line)
+            continue
+        same.append((line, position, value, duration))
+    for (external, item), presented in rows_of.items():
+        # The earlier position is the first presentation, whatever the order of the lines.
+        presented.sort(key=lambda row: (row[1] is None, row[1] or 0))
+        for n, (_, position, value, duration) in enumerate(presented, start=1):
+            annotators[external].answers[(item, n)] = Answer(item, n, position, value, duration)
+    return list(annotators.values())
+
+
+def _whole(cells: Sequence[str], index: int | None, errors: Collector, line: int,
+           header: Sequence[str], maximum: int) -> int | None:
+    """Return a non-negative whole number, None when blank or absent, INVALID (recorded)."""
+    if index is None or not cells[index].strip():
+        return None
+    raw = cells[index].strip()
+    number = _parse_number(raw)
+    if number is None or not number.is_integer() or not 0 <= number <= maximum:
+        errors.add(f"{_short(raw, 40)!r} is not a whole number between 0 and {maximum}",
+                   line=line, column=_norm(header[index]))
+        return INVALID
+    return int(number)
+
+
+def responses_summarize(annotators: Sequence[Annotator], *, filename: str, fmt: str
+                        ) -> ImportSummary:
+    """Count what a parsed file holds: annotators, items, answers, blanks, duplicates."""
+    per = []
+    for a in annotators:
+        answered = [x for x in a.answers.values() if x.value is not None]
+        per.append(AnnotatorSummary(
+            external_id=a.external_id, rows=a.rows, presented=len(a.answers),
+            answered=len(answered), blanks=len(a.answers) - len(answered),
+            duplicates=sum(x.presentation > 1 for x in answered), meta=dict(a.meta),
+        ))
+    answered_items = {x.item for a in annotators for x in a.answers.values()
+                      if x.value is not None}
+    return ImportSummary(
+        filename=filename, fmt=fmt, rows=sum(a.rows for a in annotators),
+        annotators=tuple(per), items=len(answered_items),
+        answers=sum(p.answered for p in per), blanks=sum(p.blanks for p in per),
+        duplicates=sum(p.duplicates for p in per),
+        merged_rows=sum(a.rows - 1 for a in annotators),
+    )

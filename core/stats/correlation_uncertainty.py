@@ -1,0 +1,326 @@
+"""How sure a metric–human correlation is: bootstrap intervals and Williams' test.
+
+- `bootstrap_correlation`: the percentile bootstrap interval (Efron and Tibshirani 1993) of
+  Pearson's and Spearman's correlation between a metric and the human score of each item,
+  resampling items with replacement from an injected ``rng``.
+- `williams_test`: Williams' (1959) t-test of the difference between two dependent correlations
+  that share one variable, r12 (human–metric A) against r13 (human–metric B) given r23 (A–B), in
+  the form of Steiger 1980, eq. 7, as WMT's metrics tasks use it (Graham and Baldwin 2014).
+- `compare_metrics`: every pair of metrics against the same human scores, with a verdict "a
+  agrees with the humans better", "b does", or "the data cannot tell".
+
+Pure numpy/scipy, no Django. docs/statistics/correlation-intervals.md and
+docs/statistics/williams.md give the definitions, the worked examples and the choices.
+
+>>> res = williams_test(r12=0.80, r13=0.72, r23=0.89, n=26)
+>>> round(res.t, 3), res.df, round(res.p_two_sided, 3)
+(1.361, 23, 0.187)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+from scipy import stats
+
+from core.stats._types import FloatArray
+from core.stats.correlations import correlate
+
+__all__ = [
+    "CorrelationInterval",
+    "MetricComparison",
+    "WilliamsResult",
+    "bootstrap_correlation",
+    "compare_metrics",
+    "williams_test",
+]
+
+# Cells (resamples × items) per vectorised block: bounds memory at large n.
+_BLOCK_CELLS = 2_000_000
+
+
+# --------------------------------------------------------------------------- bootstrap
+
+
+@dataclass(frozen=True)
+class CorrelationInterval:
+    """Hold a correlation with its percentile bootstrap interval (``None`` + reason if undefined).
+
+    ``n_undefined`` counts resamples in which the correlation is undefined (a side constant in
+    the resample); they are left out of the percentiles.
+    """
+
+    pearson: float | None
+    pearson_low: float | None
+    pearson_high: float | None
+    spearman: float | None
+    spearman_low: float | None
+    spearman_high: float | None
+    n_items: int
+    n_resamples: int
+    n_undefined: int
+    confidence: float
+    reason: str | None = None
+
+    def to_record(self) -> dict[str, object]:
+        """Return the record {pearson, pearson_ci, spearman, spearman_ci, n_items, …[, reason]}."""
+        def ci(low: float | None, high: float | None) -> list[float] | None:
+            return None if low is None or high is None else [low, high]
+
+        rec: dict[str, object] = {
+            "pearson": self.pearson,
+            "pearson_ci": ci(self.pearson_low, self.pearson_high),
+            "spearman": self.spearman,
+            "spearman_ci": ci(self.spearman_low, self.spearman_high),
+            "n_items": self.n_items,
+            "n_resamples": self.n_resamples,
+            "n_undefined": self.n_undefined,
+            "confidence": self.confidence,
+        }
+        if self.reason is not None:
+            rec["reason"] = self.reason
+        return rec
+
+
+def _rowwise_pearson(x: FloatArray, y: FloatArray) -> FloatArray:
+    """Return Pearson's r of each row pair (nan where a row is constant)."""
+    xm = x - x.mean(axis=1, keepdims=True)
+    ym = y - y.mean(axis=1, keepdims=True)
+    sxx = np.einsum("ij,ij->i", xm, xm)
+    syy = np.einsum("ij,ij->i", ym, ym)
+    sxy = np.einsum("ij,ij->i", xm, ym)
+    # A resample of one repeated value has sxx = 0 exactly (identical floats minus their mean).
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = sxy / np.sqrt(sxx * syy)
+    bad = (np.ptp(x, axis=1) == 0) | (np.ptp(y, axis=1) == 0)
+    r[bad] = np.nan
+    return np.asarray(np.clip(r, -1.0, 1.0), dtype=np.float64)
+
+
+def bootstrap_correlation(
+    x: npt.ArrayLike,
+    y: npt.ArrayLike,
+    *,
+    rng: np.random.Generator,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+) -> CorrelationInterval:
+    """Return Pearson and Spearman of ``x`` and ``y`` with percentile bootstrap intervals.
+
+    ``x`` (e.g. a metric) and ``y`` (e.g. the items' mean human label) hold one value per item;
+    pairs with a ``np.nan`` on either side are dropped first, as in ``correlations.correlate``.
+    The n remaining items are resampled with replacement ``n_resamples`` (1000) times from
+    ``rng``; in each resample Pearson is computed on the values and Spearman on the resample's own
+    average ranks (a repeated item is a tie). The interval is the ``(1 − confidence) / 2`` and
+    ``(1 + confidence) / 2`` quantiles (linear interpolation, as the alpha intervals) of the
+    resamples in which the correlation is defined (Efron and Tibshirani 1993, §13.3). It reflects
+    the sampling of items only: the human score of an item is taken as given. Undefined point
+    estimate (fewer than 3 items, a constant side) → every number ``None`` + reason; fewer than
+    half the resamples defined → the intervals ``None`` + reason.
+
+    Example: 60 items whose human mean is the metric plus noise of equal spread give r ≈ 0.7 and
+    an interval of width ≈ 0.25 (see the tests).
+    """
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must lie in (0, 1), got {confidence}")
+    xa = np.asarray(x, dtype=float)
+    ya = np.asarray(y, dtype=float)
+    if xa.ndim != 1 or xa.shape != ya.shape:
+        raise ValueError(f"x and y must be 1-D of equal length, got {xa.shape} and {ya.shape}")
+    ok = np.isfinite(xa) & np.isfinite(ya)
+    xa, ya = xa[ok], ya[ok]
+    point = correlate(xa, ya)
+    n = int(xa.size)
+    if point.pearson is None or point.spearman is None:
+        return CorrelationInterval(None, None, None, None, None, None, n, n_resamples, 0,
+                                   confidence, point.reason)
+    pearson = np.empty(n_resamples)
+    spearman = np.empty(n_resamples)
+    block = max(1, _BLOCK_CELLS // n)
+    for lo in range(0, n_resamples, block):
+        hi = min(n_resamples, lo + block)
+        idx = rng.integers(0, n, size=(hi - lo, n))
+        xs, ys = xa[idx], ya[idx]
+        pearson[lo:hi] = _rowwise_pearson(xs, ys)
+        spearman[lo:hi] = _rowwise_pearson(stats.rankdata(xs, axis=1),
+                                           stats.rankdata(ys, axis=1))
+    undefined = int(np.isnan(pearson).sum())
+    tail = (1.0 - confidence) / 2.0
+    if undefined * 2 > n_resamples:
+        return CorrelationInterval(point.pearson, None, None, point.spearman, None, None, n,
+                                   n_resamples, undefined, confidence,
+                                   "the correlation is undefined in more than half the resamples")
+    p_lo, p_hi = np.quantile(pearson[~np.isnan(pearson)], [tail, 1.0 - tail])
+    s_lo, s_hi = np.quantile(spearman[~np.isnan(spearman)], [tail, 1.0 - tail])
+    return CorrelationInterval(point.pearson, float(p_lo), float(p_hi), point.spearman,
+                               float(s_lo), float(s_hi), n, n_resamples, undefined, confidence)
+
+
+# --------------------------------------------------------------------------- Williams' test
+
+
+@dataclass(frozen=True)
+class WilliamsResult:
+    """Hold Williams' t for H0: ρ12 = ρ13 (``None`` + reason when it cannot be computed).
+
+    ``p_one_sided`` is for H1: ρ12 > ρ13 (metric A agrees with the humans better than B);
+    ``p_two_sided`` for H1: ρ12 ≠ ρ13. ``df`` = n − 3.
+    """
+
+    r12: float
+    r13: float
+    r23: float
+    n: int
+    t: float | None
+    df: int
+    p_one_sided: float | None
+    p_two_sided: float | None
+    reason: str | None = None
+
+
+def williams_test(*, r12: float, r13: float, r23: float, n: int) -> WilliamsResult:
+    """Test whether two correlations sharing variable 1 differ (Williams 1959; Steiger 1980, eq. 7).
+
+    With |R| = 1 − r12² − r13² − r23² + 2 r12 r13 r23 (the determinant of the 3 × 3 correlation
+    matrix) and r̄ = (r12 + r13) / 2::
+
+        t = (r12 − r13) √((n − 1)(1 + r23)) / √(2 |R| (n − 1)/(n − 3) + r̄² (1 − r23)³)
+
+    follows Student's t with n − 3 degrees of freedom under H0: ρ12 = ρ13 (variable 1 = the
+    humans, 2 and 3 = two metrics, r23 = the metrics' correlation with each other; Graham and
+    Baldwin 2014). Needs n ≥ 4; |R| must be ≥ 0 up to rounding (correlations computed on one set
+    of items always are), else ``ValueError``. Two metrics perfectly correlated with each other
+    (r23 = 1) leave nothing to test → ``None`` + reason.
+
+    Worked example (Steiger 1980, the first numerical example: N = 103, r12 = .50, r13 = .40,
+    r23 = .10): |R| = 1 − .25 − .16 − .01 + .04 = .62; t = .10 × √(102 × 1.1) /
+    √(2 × .62 × 102/100 + .2025 × .729) = .10 × 10.592 / 1.1884 = 0.891 with 100 df, two-sided
+    p = .375: no evidence that the two correlations differ.
+    """
+    for name, r in (("r12", r12), ("r13", r13), ("r23", r23)):
+        if not -1.0 <= r <= 1.0:
+            raise ValueError(f"{name} must lie in [-1, 1], got {r}")
+    if n < 4:
+        return WilliamsResult(r12, r13, r23, n, None, max(n - 3, 0), None, None,
+                              f"fewer than 4 items ({n})")
+    det = 1.0 - r12 * r12 - r13 * r13 - r23 * r23 + 2.0 * r12 * r13 * r23
+    if det < -1e-9:
+        raise ValueError(f"r12, r13 and r23 are not the correlations of one data set (|R| = {det})")
+    det = max(det, 0.0)
+    mean = (r12 + r13) / 2.0
+    denominator = 2.0 * det * (n - 1) / (n - 3) + mean * mean * (1.0 - r23) ** 3
+    df = n - 3
+    if denominator <= 0.0:
+        return WilliamsResult(r12, r13, r23, n, None, df, None, None,
+                              "the two metrics are perfectly correlated with each other")
+    t = (r12 - r13) * np.sqrt((n - 1) * (1.0 + r23)) / np.sqrt(denominator)
+    return WilliamsResult(r12, r13, r23, n, float(t), df, float(stats.t.sf(t, df)),
+                          float(2.0 * stats.t.sf(abs(t), df)))
+
+
+# --------------------------------------------------------------------------- comparisons
+
+
+Verdict = Literal["a_better", "b_better", "cannot_tell"]
+
+
+@dataclass(frozen=True)
+class MetricComparison:
+    """Hold Williams' test of metric A against metric B on the same items and human scores.
+
+    ``verdict`` is "a_better" or "b_better" when the two-sided p is below ``alpha`` (the sign of
+    r_a − r_b says which), else "cannot_tell" (also when the test is undefined, with ``reason``).
+    """
+
+    metric_a: str
+    metric_b: str
+    method: Literal["pearson", "spearman"]
+    n_items: int
+    r_a: float | None
+    r_b: float | None
+    r_ab: float | None
+    t: float | None
+    df: int
+    p_one_sided: float | None  # H1: metric A agrees better than B
+    p_two_sided: float | None
+    alpha: float
+    verdict: Verdict
+    reason: str | None = None
+
+    def to_record(self) -> dict[str, object]:
+        """Return the record {metric_a, metric_b, method, n_items, r_a, r_b, r_ab, t, df, …}."""
+        rec: dict[str, object] = {
+            "metric_a": self.metric_a, "metric_b": self.metric_b, "method": self.method,
+            "n_items": self.n_items, "r_a": self.r_a, "r_b": self.r_b, "r_ab": self.r_ab,
+            "t": self.t, "df": self.df, "p_one_sided": self.p_one_sided,
+            "p_two_sided": self.p_two_sided, "alpha": self.alpha, "verdict": self.verdict,
+        }
+        if self.reason is not None:
+            rec["reason"] = self.reason
+        return rec
+
+
+def _r(x: FloatArray, y: FloatArray, method: str) -> float | None:
+    c = correlate(x, y)
+    return c.pearson if method == "pearson" else c.spearman
+
+
+def compare_metrics(
+    human: npt.ArrayLike,
+    metrics: Mapping[str, npt.ArrayLike],
+    *,
+    method: Literal["pearson", "spearman"] = "pearson",
+    alpha: float = 0.05,
+) -> tuple[MetricComparison, ...]:
+    """Test every pair of metrics for a difference in their correlation with the humans.
+
+    ``human`` holds one score per item (e.g. the mean raw label over the items kept by
+    ``correlations.item_means``), each metric one value per item. For each pair (A, B) in the
+    order of ``metrics`` (A before B), the items where the human score and both metrics are
+    defined give r_a = corr(human, A), r_b = corr(human, B) and r_ab = corr(A, B) with ``method``
+    (Pearson, as in WMT; Spearman = Pearson on average ranks, for which Williams' normal-theory
+    t is an approximation), and `williams_test` decides at ``alpha`` (0.05, two-sided).
+
+    Example: A = human + small noise, B = human + large noise on 200 items → "a_better";
+    two metrics with the same noise on 30 items → usually "cannot_tell".
+    """
+    if method not in ("pearson", "spearman"):
+        raise ValueError(f"method must be 'pearson' or 'spearman', got {method!r}")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
+    h = np.asarray(human, dtype=float)
+    if h.ndim != 1:
+        raise ValueError(f"human must be 1-D, got shape {h.shape}")
+    arrays: dict[str, FloatArray] = {}
+    for name, values in metrics.items():
+        arr = np.asarray(values, dtype=float)
+        if arr.shape != h.shape:
+            raise ValueError(f"metric {name!r} must have one value per item ({h.size}), "
+                             f"got {arr.shape}")
+        arrays[name] = arr
+    names = list(arrays)
+    out = []
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            ok = np.isfinite(h) & np.isfinite(arrays[a]) & np.isfinite(arrays[b])
+            hh, xa, xb = h[ok], arrays[a][ok], arrays[b][ok]
+            n = int(ok.sum())
+            r_a, r_b, r_ab = _r(xa, hh, method), _r(xb, hh, method), _r(xa, xb, method)
+            if r_a is None or r_b is None or r_ab is None:
+                reason = correlate(xa, hh).reason or correlate(xb, hh).reason or "constant metric"
+                out.append(MetricComparison(a, b, method, n, r_a, r_b, r_ab, None, max(n - 3, 0),
+                                            None, None, alpha, "cannot_tell", reason))
+                continue
+            w = williams_test(r12=r_a, r13=r_b, r23=r_ab, n=n)
+            verdict: Verdict = "cannot_tell"
+            if w.p_two_sided is not None and w.p_two_sided < alpha:
+                verdict = "a_better" if r_a > r_b else "b_better"
+            out.append(MetricComparison(a, b, method, n, r_a, r_b, r_ab, w.t, w.df,
+                                        w.p_one_sided, w.p_two_sided, alpha, verdict, w.reason))
+    return tuple(out)

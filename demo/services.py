@@ -1,0 +1,243 @@
+"""Demo studies with synthetic responses from annotators with planted behaviours.
+
+Used by `make run` (through `manage.py seed_demo`) and by the tests: the analyses must find
+what was planted here.
+
+Planted behaviours (pseudonyms follow the order of first response, which is this order):
+  reliable annotators (several), `random` (uniform clicks), `constant` (always the same value),
+  `slow` (reliable but ~7 minutes per item), `controls-high` (rates random control pairs as
+  similar), `inconsistent` (answers duplicated items very differently the second time).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+
+import numpy as np
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.models import Answer, Response
+from core.items import coref_annotation, coref_plain_text
+from core.metrics.formats import Document, Mention
+from studies.models import Item, Participant, Study
+from studies.services import items_import, participants_invite, study_create, study_open
+
+DEMO_USER = "researcher"
+DEMO_PASSWORD = "concord-demo"  # noqa: S105 - the demo's published login, local only
+
+BEHAVIOURS = ["reliable", "reliable", "random", "reliable", "constant", "reliable", "slow",
+              "reliable", "controls-high", "reliable", "inconsistent", "reliable"]
+
+_SUBJECTS = ["The committee", "My neighbour", "The old captain", "A young doctor", "The teacher",
+             "Our manager", "The farmer", "A tourist", "The pilot", "The baker"]
+_ACTIONS = [("approved the new budget", "accepted the new budget"),
+            ("fixed the broken fence", "repaired the damaged fence"),
+            ("walked to the station", "went on foot to the station"),
+            ("bought fresh bread", "purchased some fresh bread"),
+            ("cancelled the meeting", "called off the meeting"),
+            ("painted the kitchen", "gave the kitchen a new coat of paint"),
+            ("lost the keys", "could not find the keys"),
+            ("praised the students", "complimented the pupils")]
+_DRIFT = ["yesterday", "last week", "in the morning", "after lunch", "on Sunday"]
+
+
+@dataclass(frozen=True)
+class DemoStudy:
+    study: Study
+    participants: list[Participant]
+    behaviours: dict[int, str]
+
+
+def _csv(rows: list[dict]) -> bytes:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+    return out.getvalue().encode()
+
+
+def _likert_items(rng: np.random.Generator, n: int) -> tuple[list[dict], dict[str, dict]]:
+    """Return the coreference study's item rows and each item's annotation by item id.
+
+    The random draws are those the demo always made (in the same order), so its items, metrics
+    and answers stay what its frozen results were computed from; the annotation only adds what
+    the page shows (`_coref_passage`).
+    """
+    rows, annotations = [], {}
+    for i in range(n):
+        subject = _SUBJECTS[i % len(_SUBJECTS)]
+        action = _ACTIONS[i % len(_ACTIONS)][0]
+        errors = int(rng.integers(0, 4))
+        quality = float(np.clip(1 - 0.25 * errors + rng.normal(0, 0.05), 0, 1))
+        item_id = f"doc{i + 1:03d}"
+        annotations[item_id] = _coref_passage(item_id, subject, action, _DRIFT[i % len(_DRIFT)],
+                                              errors)
+        rows.append({
+            "id": item_id,
+            "text": coref_plain_text(annotations[item_id]),
+            "metric:MUC_F1": round(quality, 4),
+            "metric:B3_F1": round(float(np.clip(quality + rng.normal(0, 0.08), 0, 1)), 4),
+            "feature:border": int(rng.integers(0, 2)),
+            "feature:silence": int(rng.integers(0, 2)),
+            "feature:noise": errors,
+        })
+    return rows, annotations
+
+
+def _coref_passage(name: str, subject: str, action: str, when: str, errors: int) -> dict:
+    """Return a demo passage's gold and system coreference, as an imported item stores them.
+
+    Gold: the subject and its two later mentions are one chain, the town's two mentions
+    another. The system makes the item's planted number of errors (its `noise` feature), in
+    this order: it links "it" to the subject's chain, splits "They" off into a chain of its
+    own, and misses the town's second mention. Character offsets, as RuCoCo documents have them.
+    """
+    later = "the " + subject[2:] if subject.startswith("A ") else subject[0].lower() + subject[1:]
+    parts = [(subject, "subject"), (f" {action} {when}. ", None), ("They", "they"),
+             (" were pleased, and ", None), ("the town", "town"), (" noticed. Later ", None),
+             (later, "later"), (" explained to ", None), ("the town", "town2"),
+             (" why ", None), ("it", "it"), (" mattered.", None)]
+    text, spans = "", {}
+    for part, role in parts:
+        if role:
+            spans[role] = Mention(0, len(text), len(text) + len(part))
+        text += part
+    subject_chain = [spans["subject"], spans["they"], spans["later"]]
+    town = [spans["town"], spans["town2"]]
+    system = [list(subject_chain), list(town)]
+    if errors >= 1:
+        system[0].append(spans["it"])
+    if errors >= 2:
+        system[0].remove(spans["they"])
+        system.append([spans["they"]])
+    if errors >= 3:
+        system[1].remove(spans["town2"])
+
+    def document(entities: list[list[Mention]]) -> Document:
+        chains = [tuple(sorted(e)) for e in entities if e]
+        return Document(name=name, entities=tuple(sorted(chains)), format="rucoco-json",
+                        text=text)
+
+    return coref_annotation(document([subject_chain, town]), document(system), tokens=None)
+
+
+def _pair_items(rng: np.random.Generator, n: int, n_controls: int) -> list[dict]:
+    rows = []
+    for i in range(n):
+        subject = _SUBJECTS[i % len(_SUBJECTS)]
+        a, b = _ACTIONS[(i // len(_SUBJECTS)) % len(_ACTIONS)]
+        when = _DRIFT[i % len(_DRIFT)]
+        variant = i % 3
+        text_b = (f"{subject} {b} {when}." if variant == 0
+                  else f"{subject} {a} {_DRIFT[(i + 2) % len(_DRIFT)]}." if variant == 1
+                  else f"{_SUBJECTS[(i + 3) % len(_SUBJECTS)]} {b} {when}.")
+        rows.append({"id": f"pair{i + 1:03d}", "text_a": f"{subject} {a} {when}.", "text_b": text_b,
+                     "control": 0})
+    for c in range(n_controls):
+        # A random pair: sentence a of one item with sentence b of a distant, unrelated one.
+        src, other = rows[c]["text_a"], rows[(c + n // 2 + 1) % n]["text_b"]
+        rows.append({"id": f"control{c + 1:02d}", "text_a": src, "text_b": other, "control": 1})
+    order = rng.permutation(len(rows))
+    return [rows[k] for k in order]
+
+
+def _answer(behaviour: str, truth: float, values: list[int], rng, *, control: bool,
+            repeat: bool) -> int:
+    lo, hi = values[0], values[-1]
+    if behaviour == "random":
+        return int(rng.integers(lo, hi + 1))
+    if behaviour == "constant":
+        return values[len(values) // 2]
+    if behaviour == "controls-high" and control:
+        return int(rng.integers(hi - 1, hi + 1))
+    if behaviour == "inconsistent" and repeat:
+        return int(lo if truth > (lo + hi) / 2 else hi)
+    return int(np.clip(round(truth + rng.normal(0, 0.6)), lo, hi))
+
+
+@transaction.atomic
+def demo_study(*, owner, slug: str, preset: str, seed: int = 7, complete: bool = True) -> DemoStudy:
+    """Create one demo study, invite the planted annotators and store their answers."""
+    rng = np.random.default_rng(seed)
+    likert = preset == "likert-0-7-coref"
+    study = study_create(
+        owner=owner, slug=slug, preset=preset,
+        title="Demo: coreference quality (0–7)" if likert else "Demo: sentence similarity (1–5)",
+        instructions=("Read each passage twice, as the gold annotation and as the system's, and "
+                      "rate the system's coreference annotation. Mentions are in brackets, "
+                      "numbered and coloured by chain." if likert else
+                      "Rate how similar in meaning the two sentences are."),
+        design={"items_per_participant": 0, "annotators_per_item": len(BEHAVIOURS),
+                "duplicates": 3, "duplicate_min_gap": 5, "seed": seed},
+    )
+    rows, annotations = _likert_items(rng, 36) if likert else (_pair_items(rng, 40, 6), {})
+    items_import(study=study, data=_csv(rows), filename=f"{slug}.csv")
+    if annotations:
+        coref = list(study.items.filter(external_id__in=annotations))
+        for item in coref:
+            item.annotation = annotations[item.external_id]
+        Item.objects.bulk_update(coref, ["annotation"])
+    study_open(study=study)
+    question = study.primary_question
+    values = [int(v) for v in question.values]
+    items = {item.pk: item for item in study.items.all()}
+    truth = {}
+    for pk, item in items.items():
+        if item.is_control:
+            truth[pk] = values[0] + 0.3
+        elif likert:
+            truth[pk] = values[0] + (values[-1] - values[0]) * item.metrics.get("MUC_F1", 0.5)
+        else:
+            truth[pk] = float(rng.uniform(values[0] + 1, values[-1]))
+    participants = participants_invite(study=study, count=len(BEHAVIOURS), label="demo")
+    behaviours = {}
+    now = timezone.now()
+    responses, values_given = [], []
+    for p, behaviour in zip(participants, BEHAVIOURS, strict=True):
+        behaviours[p.pk] = behaviour
+        assignments = list(p.assignments.order_by("position"))
+        for a in assignments:
+            item = items[a.item_id]
+            value = _answer(behaviour, truth[a.item_id], values, rng, control=item.is_control,
+                            repeat=a.presentation == 2)
+            seconds = rng.uniform(380, 520) if behaviour == "slow" else rng.lognormal(2.6, 0.4)
+            ms = int(seconds * 1000)
+            responses.append(Response(
+                participant=p, item_id=a.item_id, presentation=a.presentation, assignment=a,
+                position=a.position, active_ms=ms,
+                events=[["shown", 0], [f"select:{value}", ms - 300], ["answer", ms]],
+            ))
+            values_given.append(value)
+        p.consented_at = now
+        p.n_answered = len(assignments)
+        p.completed_at = now
+        p.save(update_fields=["consented_at", "n_answered", "completed_at"])
+    Response.objects.bulk_create(responses)
+    Answer.objects.bulk_create(Answer(response=r, question=question, value=v)
+                               for r, v in zip(responses, values_given, strict=True))
+    # One invitation left unused: the link `make run` prints for trying the questionnaire.
+    participants_invite(study=study, count=1, label="try me")
+    return DemoStudy(study=study, participants=participants, behaviours=behaviours)
+
+
+def demo_seed(*, reset: bool = False) -> tuple[object, list[DemoStudy]]:
+    """Create the demo researcher and both demo studies (idempotent unless `reset`)."""
+    users = get_user_model().objects
+    user, created = users.get_or_create(username=DEMO_USER, defaults={"is_staff": True,
+                                                                       "is_superuser": True})
+    if created:
+        user.set_password(DEMO_PASSWORD)
+        user.save()
+    demos = []
+    for slug, preset in (("demo-coref", "likert-0-7-coref"), ("demo-similarity", "similarity-1-5")):
+        existing = Study.objects.filter(slug=slug).first()
+        if existing and reset:
+            existing.delete()
+            existing = None
+        if existing is None:
+            demos.append(demo_study(owner=user, slug=slug, preset=preset))
+    return user, demos

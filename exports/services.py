@@ -1,0 +1,360 @@
+"""Exports of a study: responses, the annotator × item matrix, items, results and the methods bundle.
+
+Every export is a generator of bytes fed by the readers of `exports.selectors`: memory stays
+constant in the number of responses and the number of queries is fixed whatever the size. The
+web streams small studies straight to the browser; larger ones, and any on request, are written
+to a file under `settings.EXPORTS_DIR` by a background `ExportJob` (`export_job_create` →
+Celery task `exports.tasks.run_export` → `export_job_execute`). The pure writers (CSV, JSONL,
+Parquet, zip and the cell neutraliser) are in `core.formats`, the atomic file write in
+`core.files`, the job's life (start, progress, done, failed) in `jobs.services`.
+
+Formats, columns and the bundle are documented in docs/exports.md.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+from django.template.loader import render_to_string
+from django.utils import timezone
+
+from analysis.selectors import latest_results
+from analysis.services import code_version
+from core.files import atomic_write, partial_name
+from core.formats import csv_chunks, jsonl_chunks, parquet_chunks, zip_chunks
+from jobs.services import job_done, job_fail, job_progress, job_start
+from studies.models import Study
+
+from .models import ExportJob
+from .selectors import (
+    RESPONSE_COLUMNS,
+    export_job_file,
+    export_job_target,
+    export_row_estimate,
+    item_columns,
+    item_rows,
+    matrix_columns,
+    matrix_rows,
+    response_rows,
+)
+
+# what -> its formats, the first being the default.
+WHATS: dict[str, tuple[str, ...]] = {
+    "responses": ("csv", "jsonl", "parquet"),
+    "matrix": ("csv",),
+    "items": ("csv", "jsonl"),
+    "results": ("json",),
+    "bundle": ("zip",),
+}
+FORMATS = ("csv", "jsonl", "parquet", "json", "zip")
+TEXT_FORMATS = ("csv", "jsonl", "json")
+CONTENT_TYPES = {
+    "csv": "text/csv; charset=utf-8",
+    "jsonl": "application/x-ndjson; charset=utf-8",
+    "json": "application/json; charset=utf-8",
+    "parquet": "application/vnd.apache.parquet",
+    "zip": "application/zip",
+}
+PROGRESS_EVERY = 10_000  # rows between two progress reports of a job
+
+
+class ExportError(ValueError):
+    """An export that cannot be made: a bad `what`/`format`, or no results to export.
+
+    `option` names the command-line option at fault ("what" or "format"), or is None.
+    """
+
+    def __init__(self, message: str, *, option: str | None = None):
+        super().__init__(message)
+        self.option = option
+
+
+@dataclass
+class Export:
+    """An export ready to stream: iterate `chunks` once; `counts` fill in as it is consumed.
+
+    `counts` maps each table written (responses, matrix, items) to its number of data rows.
+    """
+
+    what: str
+    fmt: str
+    filename: str
+    content_type: str
+    chunks: Iterator[bytes]
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def rows(self) -> int:
+        return sum(self.counts.values())
+
+
+def export_validate(*, what: str, fmt: str | None = None) -> tuple[str, str]:
+    """Return (what, format), the format defaulting per `what`; raise ExportError naming the option."""
+    if what not in WHATS:
+        raise ExportError(f"{what!r} is not an export; choose one of {', '.join(WHATS)}",
+                          option="what")
+    fmt = fmt or WHATS[what][0]
+    if fmt not in WHATS[what]:
+        allowed = " or ".join(WHATS[what])
+        raise ExportError(f"{what} is exported as {allowed}, not {fmt!r}", option="format")
+    return what, fmt
+
+
+def export_open(*, study: Study, what: str, fmt: str | None = None,
+                progress: Callable[[int], None] | None = None) -> Export:
+    """Prepare an export of the study; nothing is read until `chunks` is iterated.
+
+    Checks that can fail (the format, a results document to export) are made here, before the
+    first byte, so a caller can still answer with an error. `progress(rows)` is called every
+    PROGRESS_EVERY data rows while streaming.
+    """
+    what, fmt = export_validate(what=what, fmt=fmt)
+    document = _results_document(study) if what in ("results", "bundle") else None
+    counts: dict[str, int] = {}
+    tally = _Tally(counts, progress)
+    if what == "responses":
+        chunks = _responses_chunks(study, fmt, tally)
+    elif what == "matrix":
+        chunks = _matrix_chunks(study, tally)
+    elif what == "items":
+        chunks = _items_chunks(study, fmt, tally)
+    elif what == "results":
+        chunks = iter([_json_bytes(document)])
+    else:
+        chunks = _bundle_chunks(study, document, tally)
+    return Export(what=what, fmt=fmt, filename=f"{study.slug}-{what}.{fmt}",
+                  content_type=CONTENT_TYPES[fmt], chunks=chunks, counts=counts)
+
+
+class _Tally:
+    """Count the data rows of each table as they stream, and report progress now and then."""
+
+    def __init__(self, counts: dict[str, int], progress: Callable[[int], None] | None):
+        self.counts = counts
+        self.progress = progress
+
+    def __call__(self, table: str, rows: Iterable) -> Iterator:
+        self.counts.setdefault(table, 0)
+        for row in rows:
+            self.counts[table] += 1
+            if self.progress and self.counts[table] % PROGRESS_EVERY == 0:
+                self.progress(sum(self.counts.values()))
+            yield row
+
+
+# --- the tables ---------------------------------------------------------------------------------
+
+
+def responses_schema():
+    """Return the explicit Parquet schema of the responses export."""
+    import pyarrow as pa
+
+    return pa.schema([
+        pa.field("annotator", pa.string(), nullable=False),
+        pa.field("item", pa.string(), nullable=False),
+        pa.field("presentation", pa.int16(), nullable=False),
+        pa.field("position", pa.int32()),
+        pa.field("duplicate", pa.bool_(), nullable=False),
+        pa.field("value", pa.float64()),
+        pa.field("active_ms", pa.int64()),
+        pa.field("submitted_at", pa.timestamp("us", tz="UTC"), nullable=False),
+        pa.field("source", pa.string(), nullable=False),
+        pa.field("control", pa.bool_(), nullable=False),
+    ])
+
+
+def _responses_chunks(study: Study, fmt: str, tally: _Tally) -> Iterator[bytes]:
+    rows = tally("responses", response_rows(study=study))
+    if fmt == "csv":
+        return csv_chunks(RESPONSE_COLUMNS, rows)
+    if fmt == "jsonl":
+        return jsonl_chunks(dict(zip(RESPONSE_COLUMNS, row, strict=True)) for row in rows)
+    return parquet_chunks(responses_schema(), rows)
+
+
+def _matrix_chunks(study: Study, tally: _Tally) -> Iterator[bytes]:
+    header, index = matrix_columns(study=study)
+    yield from csv_chunks(header, tally("matrix", matrix_rows(study=study, width=len(header),
+                                                              index=index)))
+
+
+def _items_chunks(study: Study, fmt: str, tally: _Tally) -> Iterator[bytes]:
+    header = item_columns(study=study)
+    records = tally("items", item_rows(study=study, header=header))
+    if fmt == "jsonl":
+        yield from jsonl_chunks(records)
+    else:
+        yield from csv_chunks(header, ([r[c] for c in header] for r in records))
+
+
+# --- results and the bundle ---------------------------------------------------------------------
+
+
+def _results_document(study: Study) -> dict:
+    document = latest_results(study=study)
+    if document is None:
+        raise ExportError(
+            f"study {study.slug!r} has no completed analysis run: run "
+            f"`python manage.py analyze {study.slug}` or start a run from the results page")
+    return document
+
+
+def _json_bytes(document: Any) -> bytes:
+    return (json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode()
+
+
+def _scale_description(study: Study) -> dict[str, Any]:
+    scale = study.primary_question
+    return {"preset": scale.preset, "values": scale.values,
+            "labels": {str(k): v for k, v in scale.labels.items()},
+            "reductions": scale.reduction_maps(), "rubric": scale.rubric}
+
+
+def bundle_settings(*, study: Study, document: dict) -> dict[str, Any]:
+    """Return settings.json of the bundle: the study's design and scale, the analysis settings."""
+    return {
+        "study": {"slug": study.slug, "title": study.title, "display": study.display,
+                  "language": study.language, "status": study.status},
+        "design": {"items_per_participant": study.items_per_participant,
+                   "annotators_per_item": study.annotators_per_item,
+                   "duplicates_per_participant": study.duplicates_per_participant,
+                   "duplicate_min_gap": study.duplicate_min_gap, "seed": study.seed},
+        "scale": _scale_description(study),
+        "analysis": document.get("settings", {}),
+        "run": document.get("study", {}).get("run"),
+        "results_generated_at": document.get("generated_at"),
+        "code_version": {"results": document.get("study", {}).get("code_version"),
+                         "export": code_version()},
+        "exported_at": timezone.now().isoformat(),
+    }
+
+
+def _bundle_chunks(study: Study, document: dict, tally: _Tally) -> Iterator[bytes]:
+    meta = bundle_settings(study=study, document=document)
+    members: list[tuple[str, Callable[[], Iterable[bytes]]]] = [
+        ("responses.csv", lambda: _responses_chunks(study, "csv", tally)),
+        ("matrix.csv", lambda: _matrix_chunks(study, tally)),
+        ("items.csv", lambda: _items_chunks(study, "csv", tally)),
+        ("results.json", lambda: [_json_bytes(document)]),
+        ("settings.json", lambda: [_json_bytes(meta)]),
+        ("VERSION", lambda: [(f"results {meta['code_version']['results']}\n"
+                              f"export {meta['code_version']['export']}\n").encode()]),
+        # Last, so that it states the row counts actually written.
+        ("README.md", lambda: [bundle_readme(study=study, document=document, meta=meta,
+                                             counts=tally.counts).encode()]),
+    ]
+    return zip_chunks(members)
+
+
+def bundle_readme(*, study: Study, document: dict, meta: dict, counts: dict[str, int]) -> str:
+    """Return the bundle's README.md: what each file holds and how each number was computed."""
+    scale = study.primary_question
+    values = [{"value": v, "label": scale.label_for(v)} for v in scale.values]
+    reductions = [{"name": name, "groups": _reduction_groups(mapping)}
+                  for name, mapping in scale.reduction_maps().items()]
+    return render_to_string("exports/bundle_README.md", {
+        "study": study, "document": document, "meta": meta, "counts": counts,
+        "values": values, "reductions": reductions, "settings": document.get("settings", {}),
+        "annotators": len(document.get("annotators", [])),
+        "sections": [s for s in ("alpha", "trust", "duplicates", "metric_gaps", "item_gaps",
+                                 "error_weights", "heuristics", "styles", "correlations",
+                                 "noise", "timing") if s in document],
+    })
+
+
+def _reduction_groups(mapping: dict) -> str:
+    """Describe a reduction as "0 → 0; 1, 2 → 1; …" in code order."""
+    groups: dict[float, list[str]] = {}
+    for raw, code in mapping.items():
+        groups.setdefault(code, []).append(str(raw))
+    return "; ".join(f"{', '.join(raws)} → {_plain(code)}" for code, raws in
+                     sorted(groups.items(), key=lambda kv: kv[0]))
+
+
+def _plain(number) -> str:
+    return str(int(number)) if float(number).is_integer() else str(number)
+
+
+# --- background jobs ----------------------------------------------------------------------------
+
+
+def export_job_create(*, study: Study, user=None, what: str, fmt: str | None = None,
+                      enqueue: bool = True) -> ExportJob:
+    """Record a queued export and enqueue its task once the transaction commits.
+
+    A job of the same export still queued or running is returned instead (a double click
+    starts one job).
+    """
+    what, fmt = export_validate(what=what, fmt=fmt)
+    with transaction.atomic():
+        Study.objects.select_for_update().filter(pk=study.pk).values_list("pk").get()
+        running = (ExportJob.objects.filter(study=study, what=what, format=fmt,
+                                            status__in=ExportJob.ACTIVE).first())
+        if running is not None:
+            return running
+        job = ExportJob.objects.create(study=study, created_by=user, what=what, format=fmt,
+                                       message="waiting for a worker")
+    if enqueue:
+        from .tasks import run_export
+
+        transaction.on_commit(lambda: run_export.delay(job.pk))
+    return job
+
+
+def export_job_execute(*, job_id: int) -> ExportJob:
+    """Write a job's export to a file under EXPORTS_DIR (idempotent; a redelivered job restarts).
+
+    The file is written whole or not at all (`core.files.atomic_write`). A job already done whose
+    file exists is left as it is. An ExportError (e.g. no results yet) fails the job without a
+    retry; other errors fail it and propagate to Celery.
+    """
+    job = ExportJob.objects.select_related("study").get(pk=job_id)
+    if export_job_file(job=job) is not None:
+        return job
+    study = job.study
+    job_start(model=ExportJob, job_id=job.pk, message="starting")
+    final = export_job_target(job=job)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    _sweep_partials(final)
+    try:
+        total = max(1, export_row_estimate(study=study, what=job.what))
+        last = [0.0]
+
+        def report(rows: int) -> None:
+            now = time.monotonic()
+            if now - last[0] >= 0.5:
+                last[0] = now
+                job_progress(model=ExportJob, job_id=job.pk,
+                             progress=min(99, max(1, 100 * rows // total)),
+                             message=f"{rows} of about {total} rows written")
+
+        export = export_open(study=study, what=job.what, fmt=job.format, progress=report)
+        size = atomic_write(final, export.chunks)
+    except ExportError as exc:
+        job_fail(model=ExportJob, job_id=job.pk, error=str(exc))  # the reason, not a crash
+        job.refresh_from_db()
+        return job
+    except Exception as exc:
+        job_fail(model=ExportJob, job_id=job.pk, error=exc)
+        raise
+    job_done(model=ExportJob, job_id=job.pk, message=f"{export.rows} rows, {size} bytes",
+             path=f"{study.pk}/{final.name}", size_bytes=size, rows=export.rows)
+    job.refresh_from_db()
+    return job
+
+
+def _sweep_partials(final: Path, max_age_s: float = 3600.0) -> None:
+    """Delete partial files of this job left by a killed worker (old enough not to be live)."""
+    cutoff = time.time() - max_age_s
+    for partial in final.parent.glob(partial_name(final)):
+        try:
+            if partial.stat().st_mtime < cutoff:
+                partial.unlink()
+        except OSError:
+            continue

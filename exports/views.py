@@ -1,0 +1,119 @@
+"""Export downloads: streamed for small studies, background jobs with a progress page for large
+ones, and the owner's pseudonym mapping.
+
+Every view reads the study through `study_get` (404 without a role in it; the pseudonym mapping, real ids, needs an editor) and asks the
+services and selectors of this app for the rest.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import (
+    FileResponse,
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    JsonResponse,
+    StreamingHttpResponse,
+)
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods
+
+from core.formats import csv_chunks
+from studies.selectors import Role, study_get
+
+from .models import ExportJob
+from .selectors import (
+    PSEUDONYM_COLUMNS,
+    export_is_large,
+    export_job_file,
+    export_job_status,
+    pseudonym_rows,
+)
+from .services import CONTENT_TYPES, ExportError, export_job_create, export_open, export_validate
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def download(request: HttpRequest, slug: str, what: str, fmt: str) -> HttpResponse:
+    """GET: stream the export (small study) or offer a background job. POST: start the job."""
+    study = study_get(user=request.user, slug=slug)
+    try:
+        what, fmt = export_validate(what=what, fmt=fmt)
+    except ExportError:
+        raise Http404("No such export") from None
+    if request.method == "POST":
+        job = export_job_create(study=study, user=request.user, what=what, fmt=fmt)
+        return redirect("exports:job", slug=slug, job_id=job.pk)
+    if request.GET.get("background") == "1" or export_is_large(study=study, what=what):
+        return render(request, "exports/start.html",
+                      {"study": study, "what": what, "fmt": fmt, "action": request.path})
+    try:
+        export = export_open(study=study, what=what, fmt=fmt)
+    except ExportError as exc:
+        return render(request, "exports/unavailable.html",
+                      {"study": study, "message": str(exc)}, status=409)
+    return _attachment(StreamingHttpResponse(export.chunks, content_type=export.content_type),
+                       export.filename)
+
+
+def _attachment(response: HttpResponse, filename: str) -> HttpResponse:
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+def _job(request: HttpRequest, slug: str, job_id: int):
+    study = study_get(user=request.user, slug=slug)
+    return study, get_object_or_404(ExportJob, pk=job_id, study=study)
+
+
+@login_required
+@require_GET
+def job_detail(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
+    """The job's progress; works without scripts (a refresh link), js/jobs.js polls."""
+    study, job = _job(request, slug, job_id)
+    return render(request, "exports/job.html", {
+        "study": study, "job": job, "status": export_job_status(job=job),
+        "filename": f"{study.slug}-{job.what}.{job.format}",
+        "status_url": reverse("exports:job_status", kwargs={"slug": slug, "job_id": job.pk}),
+        "download_url": reverse("exports:job_download", kwargs={"slug": slug, "job_id": job.pk}),
+    })
+
+
+@login_required
+@require_GET
+def job_status(request: HttpRequest, slug: str, job_id: int) -> JsonResponse:
+    study, job = _job(request, slug, job_id)
+    status = export_job_status(job=job)
+    if job.status == ExportJob.Status.DONE:
+        status["download_url"] = reverse("exports:job_download",
+                                         kwargs={"slug": slug, "job_id": job.pk})
+    response = JsonResponse(status)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@login_required
+@require_GET
+def job_download(request: HttpRequest, slug: str, job_id: int) -> FileResponse:
+    study, job = _job(request, slug, job_id)
+    path = export_job_file(job=job)
+    if path is None:
+        raise Http404("This export is not ready")
+    response = FileResponse(path.open("rb"), as_attachment=True,
+                            filename=f"{study.slug}-{job.what}.{job.format}",
+                            content_type=CONTENT_TYPES[job.format])
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@login_required
+@require_GET
+def pseudonyms_download(request: HttpRequest, slug: str) -> HttpResponse:
+    """The researcher's key from pseudonyms (A1, A2, …) to the real annotator ids."""
+    study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
+    body = b"".join(csv_chunks(PSEUDONYM_COLUMNS, pseudonym_rows(study=study)))
+    return _attachment(HttpResponse(body, content_type="text/csv; charset=utf-8"),
+                       f"{study.slug}-pseudonyms.csv")

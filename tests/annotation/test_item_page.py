@@ -1,0 +1,156 @@
+"""The item page: every question under one Confirm, going back, a locked answer, the duration
+estimate, the favicon, and the demo's numbered coreference chains."""
+
+import html
+import uuid
+
+import pytest
+
+from annotation.models import Answer, Response
+from studies.models import Assignment, Study
+from studies.services import participants_invite
+from tests.answers import submit
+from tests.e2e.passages import summaries_csv
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def summeval(make_study, alice):
+    study = make_study(alice, slug="summeval", preset="summeval-4x5", items=summaries_csv())
+    return participants_invite(study=study, count=1)[0]
+
+
+def start(client, participant):
+    client.post(f"/a/{participant.token}/")
+    return client.get(f"/a/{participant.token}/next/")
+
+
+def test_it_shows_every_question_with_its_own_fields(client, summeval):
+    page = start(client, summeval).content.decode()
+    for key in ("coherence", "consistency", "fluency", "relevance"):
+        assert f'name="value:{key}" value="5"' in page
+        assert f'name="cant_judge:{key}"' in page and f'name="comment:{key}"' in page
+        assert f'id="guide-{key}"' in page and f'href="#guide-{key}"' in page
+    assert page.count('id="submit"') == 1 and page.count("<fieldset") == 4
+    # The rating guide is shown once, above the item, not once per question.
+    assert page.count('id="rubric"') == 1
+    assert page.count("The collective quality of all sentences") == 1
+
+
+def test_a_one_question_study_keeps_the_value_field(client, participant):
+    page = start(client, participant).content.decode()
+    assert 'name="value" value="7"' in page and "value:" not in page
+    assert 'aria-keyshortcuts="7"' in page
+
+
+def test_a_form_post_without_script_answers_every_question(client, summeval):
+    start(client, summeval)
+    reply = client.post(f"/a/{summeval.token}/answer/", {
+        "position": 0, "client_id": str(uuid.uuid4()),
+        "value:coherence": "4", "value:consistency": "5", "cant_judge:fluency": "on",
+        "value:relevance": "2", "comment:relevance": "Repeats itself.",
+    })
+    assert reply.status_code == 302 and reply["Location"].endswith("/next/")
+    answers = {a.question.key: (a.value, a.missing, a.comment) for a in Answer.objects.all()}
+    assert answers == {"coherence": (4, "", ""), "consistency": (5, "", ""),
+                       "fluency": (None, "cant_judge", ""),
+                       "relevance": (2, "", "Repeats itself.")}
+
+
+def test_it_links_the_previous_item_from_the_second_one(client, participant):
+    start(client, participant)
+    assert "Previous item" not in client.get(f"/a/{participant.token}/next/").content.decode()
+    submit(participant, 0, 3)
+    page = client.get(f"/a/{participant.token}/next/").content.decode()
+    assert f'href="/a/{participant.token}/item/0/"' in page
+
+
+def test_going_back_shows_the_current_answers(client, summeval):
+    start(client, summeval)
+    client.post(f"/a/{summeval.token}/answer/", {
+        "position": 0, "client_id": str(uuid.uuid4()), "value:coherence": "4",
+        "value:consistency": "5", "cant_judge:fluency": "on", "value:relevance": "2",
+        "comment:relevance": "Repeats itself."})
+    page = client.get(f"/a/{summeval.token}/item/0/").content.decode()
+    assert 'name="value:coherence" value="4" checked' in page
+    assert 'name="value:relevance" value="2" checked' in page
+    assert 'name="cant_judge:fluency" checked' in page
+    assert "Repeats itself.</textarea>" in page and 'data-revisit="1"' in page
+    assert "Item 1 of 3" in page and "locked-note" not in page
+
+
+def test_a_first_showing_whose_repeat_was_shown_is_read_only(client, make_study, alice):
+    study = make_study(alice, slug="dup", duplicates=1, duplicate_min_gap=2)
+    participant = participants_invite(study=study, count=1)[0]
+    start(client, participant)
+    repeat = Assignment.objects.get(participant=participant, presentation=2)
+    first = Assignment.objects.get(participant=participant, item=repeat.item, presentation=1)
+    for position in range(repeat.position):
+        submit(participant, position, 2)
+    client.get(f"/a/{participant.token}/next/")  # shows the repeat
+    page = client.get(f"/a/{participant.token}/item/{first.position}/").content.decode()
+    assert "This answer can no longer be changed." in page
+    assert page.count(" disabled") == 1 and 'id="submit"' not in page
+    assert 'value="2" checked' in page and 'data-locked="1"' in page
+    # Neutral: nothing on the page says why.
+    assert "repeat" not in page.lower() and "duplicate" not in page.lower()
+
+
+def test_the_instructions_estimate_the_duration_from_the_display_default(client, summeval):
+    client.post(f"/a/{summeval.token}/")
+    page = client.get(f"/a/{summeval.token}/instructions/").content.decode()
+    # 3 items × 4 questions × 20 s (text) = 4 minutes
+    assert "This takes about 4 minutes." in page
+
+
+def test_the_instructions_estimate_the_duration_from_the_answers_so_far(
+        client, make_study, alice):
+    study = make_study(alice, slug="timed", annotators_per_item=30)
+    others = participants_invite(study=study, count=5)
+    for other in others:
+        for position in range(4):
+            submit(other, position, 3, active_ms=90_000)
+    participant = participants_invite(study=study, count=1)[0]
+    client.post(f"/a/{participant.token}/")
+    page = client.get(f"/a/{participant.token}/instructions/").content.decode()
+    # 20 answers with a median of 90 s: 5 items take about 8 minutes (not 5 × 45 s)
+    assert Response.objects.count() == 20
+    assert "This takes about 8 minutes." in page
+
+
+def test_every_page_links_the_favicon_and_favicon_ico_is_found(client, participant):
+    assert b'rel="icon"' in client.get(f"/a/{participant.token}/").content
+    assert b'rel="icon"' in client.get("/accounts/login/").content
+    reply = client.get("/favicon.ico")
+    assert reply.status_code == 302 and "/static/favicon" in reply["Location"]
+
+
+def test_the_demo_shows_numbered_coloured_coreference_chains(client):
+    from demo.services import demo_seed
+
+    demo_seed()
+    study = Study.objects.get(slug="demo-coref")
+    item = study.items.get(external_id="doc001")
+    assert item.annotation["format"] == "rucoco-json" and "[" not in item.text
+    participant = participants_invite(study=study, count=1)[0]
+    page = start(client, participant).content.decode()
+    assert 'class="chain-no">1</sub>' in page and 'class="mention chain-2"' in page
+    assert "Gold annotation" in page and "System annotation" in page
+
+
+def test_the_item_page_speaks_french(client, alice):
+    from studies.services import items_import, study_create, study_open
+
+    study = study_create(owner=alice, slug="fr4", title="Résumés", preset="summeval-4x5",
+                         language="fr")
+    items_import(study=study, data=summaries_csv().encode(), filename="i.csv")
+    study_open(study=study)
+    participant = participants_invite(study=study, count=1)[0]
+    client.post(f"/a/{participant.token}/")
+    instructions = client.get(f"/a/{participant.token}/instructions/").content.decode()
+    assert "Cela prend environ 4 minutes." in instructions
+    page = html.unescape(client.get(f"/a/{participant.token}/next/").content.decode())
+    for text in ("Je ne peux pas en juger", "Ajouter un commentaire", "Guide d'évaluation",
+                 "Valider", "Modifié."):
+        assert text in page

@@ -1,0 +1,46 @@
+"""StudyData without some annotators: their answers go, everyone keeps their pseudonym."""
+
+import numpy as np
+import pytest
+
+from core.data import StudyData
+from tests.arrays import dense_of
+
+
+def data() -> StudyData:
+    # A1 rates items 0 and 1, A2 item 0, A3 items 1 and 2 (and repeats item 1).
+    return StudyData(
+        annotators=["A1", "A2", "A3"], item_ids=["i0", "i1", "i2"],
+        item=np.array([0, 1, 0, 1, 2]), annotator=np.array([0, 0, 1, 2, 2]),
+        value=np.array([1.0, 2.0, 3.0, 4.0, np.nan]),
+        duration_ms=np.array([10.0, 20.0, 30.0, 40.0, 50.0]),
+        dup_item=np.array([1]), dup_annotator=np.array([2]), dup_first=np.array([4.0]),
+        dup_repeat=np.array([5.0]), control=np.zeros(3, bool), metrics={}, features={},
+        sentiment_a=None, sentiment_b=None, sentiment_source="imported",
+    )
+
+
+def test_it_drops_the_answers_of_the_excluded_and_keeps_every_pseudonym():
+    kept = data().without_annotators(["A2"])
+    assert kept.annotators == ["A1", "A3"] and kept.item_ids == ["i0", "i1", "i2"]
+    assert kept.annotator.tolist() == [0, 0, 1, 1] and kept.item.tolist() == [0, 1, 1, 2]
+    assert kept.duration_ms.tolist() == [10.0, 20.0, 40.0, 50.0]
+    assert kept.dup_annotator.tolist() == [1] and kept.dup_repeat.tolist() == [5.0]
+    expected = np.delete(dense_of(data()), 1, axis=0)
+    assert np.array_equal(dense_of(kept), expected, equal_nan=True)
+
+
+def test_it_drops_duplicate_pairs_with_their_annotator():
+    kept = data().without_annotators(["A3", "A1"])
+    assert kept.annotators == ["A2"] and kept.value.tolist() == [3.0]
+    assert kept.dup_item.size == kept.dup_annotator.size == kept.dup_first.size == 0
+
+
+def test_nobody_excluded_is_the_same_data():
+    original = data()
+    assert original.without_annotators([]) is original
+
+
+def test_an_unknown_pseudonym_is_an_error_naming_it():
+    with pytest.raises(ValueError, match=r"excluded_annotators: A4 is not an annotator .*A1–A3"):
+        data().without_annotators(["A4", "A1"])
