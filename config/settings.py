@@ -129,6 +129,7 @@ INSTALLED_APPS = [
     "analysis",
     "exports",
     "demo",
+    "tokens",
 ]
 
 MIDDLEWARE = [
@@ -424,7 +425,11 @@ CONTENT_SECURITY_POLICY = {
 
 # --- REST API -------------------------------------------------------------------------------
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        # A personal access token first (scripts; no CSRF, no cookie), then the browser session.
+        "tokens.authentication.AccessTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",

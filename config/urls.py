@@ -31,7 +31,8 @@ urlpatterns = [
     path("", include("annotation.urls")),
     path("", include("analysis.urls")),
     path("", include("exports.urls")),
-    # The API's map is for researchers, like the API: 403 for an anonymous client (as every API
+    path("", include("tokens.urls")),
+    # The API's map is for researchers, like the API: 401 for an anonymous client (as every API
     # route), the log-in page for a person.
     path("api/schema/", SpectacularAPIView.as_view(permission_classes=[IsAuthenticated]),
          name="schema"),

@@ -8,7 +8,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_it_serves_the_openapi_schema_to_researchers_only(client, alice):
-    assert client.get("/api/schema/", HTTP_ACCEPT="application/json").status_code == 403
+    assert client.get("/api/schema/", HTTP_ACCEPT="application/json").status_code == 401
     page = client.get("/api/docs/")
     assert page.status_code == 302 and page["Location"].startswith("/accounts/login/")
     assert client.get("/api/docs/?script").status_code == 302

@@ -96,7 +96,7 @@ def test_an_annotator_cannot_read_the_researcher_pages_or_api(alice, make_study,
     participant = participants_invite(study=study, count=1)[0]
     client.get(f"/a/{participant.token}/")
     assert client.get(f"/studies/{study.slug}/").status_code == 302  # to the login page
-    assert client.get(f"/api/studies/{study.slug}/responses/").status_code == 403
+    assert client.get(f"/api/studies/{study.slug}/responses/").status_code == 401  # with WWW-Authenticate: Bearer
 
 
 def test_a_revoked_link_answers_410(participant, client):
@@ -141,11 +141,12 @@ def test_another_researcher_gets_404_on_every_route_of_a_study(alice, bob, make_
 
 
 def test_every_route_is_classified(alice):
-    """Every named route is either a researcher route (owner-scoped), annotator or public."""
+    """Every named route is a researcher route (role-scoped), an account route (the caller's own
+    tokens: tests/tokens), an annotator route or public."""
     for route, name, _ in walk():
         if route.startswith("admin/"):
             continue
-        researcher = route.startswith(("studies/", "api/"))
+        researcher = route.startswith(("studies/", "api/", "account/"))
         assert researcher or name in PUBLIC_ROUTES or name in {r.split(":")[1] for r in ANNOTATOR_ROUTES}, route
 
 

@@ -1,0 +1,16 @@
+from django.contrib import admin
+
+from .models import AccessToken
+
+
+@admin.register(AccessToken)
+class AccessTokenAdmin(admin.ModelAdmin):
+    """Operators can see and revoke tokens; the digest is useless to them and never a key."""
+
+    list_display = ("name", "user", "prefix", "created_at", "expires_at", "last_used_at", "revoked_at")
+    list_filter = ("revoked_at",)
+    readonly_fields = ("user", "name", "prefix", "digest", "created_at", "expires_at", "last_used_at")
+    search_fields = ("name", "user__username", "prefix")
+
+    def has_add_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
+        return False
