@@ -444,6 +444,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Two models have a `source` with different choices: name both enums.
+    "ENUM_NAME_OVERRIDES": {
+        "ParticipantSourceEnum": "studies.models.Participant.Source",
+        "ResponseSourceEnum": "annotation.models.Response.Source",
+    },
 }
 
 LOGGING = {

@@ -1,11 +1,50 @@
-"""Researcher API: studies, items and participants, scoped to the studies the caller owns."""
+"""Researcher API: studies, items and participants, scoped by the caller's role in each study.
+
+Views validate, call one service and serialize; a service's `InputError` becomes a 400 that
+lists every problem (file, line, column, message), and nothing is written then.
+"""
 
 from __future__ import annotations
 
-from rest_framework import mixins, serializers, viewsets
+from typing import Any
 
+from django.conf import settings
+from django.urls import reverse
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from core.problems import Collector, InputError
+from core.tabular import size_over_limit
+
+from .definitions import validate_definition
 from .models import Item, Participant, Question, Study
-from .selectors import StudyScopedMixin, study_list
+from .selectors import Role, StudyScopedMixin, study_get, study_list
+from .services import (
+    items_import,
+    participant_revoke,
+    participants_invite,
+    study_close,
+    study_create_from_definition,
+    study_open,
+)
+
+
+def problems_response(exc: InputError) -> Response:
+    """The 400 body of an `InputError`: every problem, and how many were left out."""
+    return Response({"problems": [{"file": p.file, "line": p.line, "column": p.column,
+                                   "message": p.message} for p in exc.problems],
+                     "omitted": exc.omitted, "detail": exc.render(limit=5)},
+                    status=status.HTTP_400_BAD_REQUEST)
+
+
+PROBLEMS = inline_serializer("Problems", {
+    "problems": serializers.ListField(child=serializers.DictField()),
+    "omitted": serializers.IntegerField(), "detail": serializers.CharField()})
 
 
 class QuestionSerializer(serializers.ModelSerializer):
@@ -41,9 +80,31 @@ class ParticipantSerializer(serializers.ModelSerializer):
                   "created_at", "consented_at", "completed_at", "revoked_at"]
 
 
+class InvitedSerializer(ParticipantSerializer):
+    """A new invitation: the participant and its single-person link (give it to one annotator)."""
+
+    link = serializers.SerializerMethodField()
+
+    class Meta(ParticipantSerializer.Meta):
+        fields = [*ParticipantSerializer.Meta.fields, "link"]
+
+    def get_link(self, participant: Participant) -> str:
+        return self.context["request"].build_absolute_uri(
+            reverse("annotation:consent", args=[participant.token]))
+
+
+class InviteSerializer(serializers.Serializer):
+    count = serializers.IntegerField(min_value=1, max_value=1000)
+    label = serializers.CharField(max_length=200, required=False, default="", allow_blank=True)
+
+
+class UploadSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="An item file (CSV, TSV or JSONL; see docs/commands.md).")
+
+
 class StudyViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = StudySerializer
-    queryset = Study.objects.none()  # typed for the schema; get_queryset scopes to the owner
+    queryset = Study.objects.none()  # typed for the schema; get_queryset scopes to the role
     lookup_field = "slug"
 
     def get_queryset(self):
@@ -51,22 +112,102 @@ class StudyViewSet(viewsets.ReadOnlyModelViewSet):
             return Study.objects.none()
         return study_list(user=self.request.user)
 
+    @extend_schema(
+        request=inline_serializer("Definition", {"slug": serializers.CharField(),
+                                                 "title": serializers.CharField()}),
+        responses={201: StudySerializer, 400: PROBLEMS},
+        description="Create a draft study from a definition: the same JSON object as a definition "
+                    "file (docs/commands.md#study-definition-files). The caller becomes its owner.")
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        if not isinstance(request.data, dict):
+            raise ValidationError({"detail": "send the definition as a JSON object"})
+        errors = Collector("definition")
+        try:
+            definition = validate_definition(dict(request.data), errors)
+            study = study_create_from_definition(owner=request.user, definition=definition)
+        except InputError as exc:
+            return problems_response(exc)
+        study = study_get(user=request.user, slug=study.slug)
+        return Response(StudySerializer(study).data, status=status.HTTP_201_CREATED)
+
+    def _transition(self, slug: str, change) -> Response:
+        study = study_get(user=self.request.user, slug=slug, need=Role.EDITOR)
+        try:
+            change(study=study)
+        except InputError as exc:
+            return problems_response(exc)
+        return Response(StudySerializer(study_get(user=self.request.user, slug=slug)).data)
+
+    @extend_schema(request=None, responses={200: StudySerializer, 400: PROBLEMS},
+                   description="Open the study to annotators (its design must be buildable).")
+    @action(detail=True, methods=["post"])
+    def open(self, request: Request, slug: str) -> Response:
+        return self._transition(slug, study_open)
+
+    @extend_schema(request=None, responses={200: StudySerializer},
+                   description="Close the study: no new annotator starts.")
+    @action(detail=True, methods=["post"])
+    def close(self, request: Request, slug: str) -> Response:
+        return self._transition(slug, study_close)
+
 
 class ItemViewSet(StudyScopedMixin, mixins.ListModelMixin, viewsets.GenericViewSet):
     serializer_class = ItemSerializer
     queryset = Item.objects.none()
+    parser_classes = [MultiPartParser, FormParser]
 
     def get_queryset(self):
         if self.schema_only():
             return Item.objects.none()
         return Item.objects.filter(study=self.study()).order_by("position")
 
+    @extend_schema(request={"multipart/form-data": UploadSerializer},
+                   responses={201: inline_serializer("Imported", {
+                       "imported": serializers.IntegerField()}), 400: PROBLEMS},
+                   description="Add items from one file while the study is a draft: every row is "
+                               "checked first; on any problem nothing is stored.")
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        study = self.study()
+        upload = request.FILES.get("file")
+        if upload is None:
+            raise ValidationError({"file": ["send the item file as the multipart field 'file'"]})
+        limit = settings.CONCORD_MAX_UPLOAD_BYTES
+        if upload.size > limit:
+            raise ValidationError({"file": [size_over_limit(upload.size, limit=limit)]})
+        try:
+            n = items_import(study=study, data=upload.read(), filename=upload.name or "items")
+        except InputError as exc:
+            return problems_response(exc)
+        return Response({"imported": n}, status=status.HTTP_201_CREATED)
+
 
 class ParticipantViewSet(StudyScopedMixin, viewsets.ReadOnlyModelViewSet):
     serializer_class = ParticipantSerializer
     queryset = Participant.objects.none()
+    parser_classes = [JSONParser, FormParser]
 
     def get_queryset(self):
         if self.schema_only():
             return Participant.objects.none()
         return Participant.objects.filter(study=self.study()).order_by("id")
+
+    @extend_schema(request=InviteSerializer, responses={201: InvitedSerializer(many=True)},
+                   description="Create invitation links, one per annotator; each comes with its "
+                               "link.")
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        study = self.study()
+        body = InviteSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        created = participants_invite(study=study, **body.validated_data)
+        return Response(InvitedSerializer(created, many=True, context={"request": request}).data,
+                        status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses={200: ParticipantSerializer},
+                   description="Revoke the participant's link: the annotator then sees a page "
+                               "saying so; answers already stored stay.")
+    @action(detail=True, methods=["post"])
+    def revoke(self, request: Request, study_slug: str, pk: str) -> Response:
+        participant = self.get_object()
+        if participant.revoked_at is None:
+            participant_revoke(participant=participant)
+        return Response(ParticipantSerializer(participant).data)

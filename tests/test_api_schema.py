@@ -34,3 +34,14 @@ def test_the_api_ui_is_vendored_and_needs_no_inline_script(alice_client):
     for src in re.findall(r'src="([^"]+)"', html):
         assert src.startswith("/"), src
         assert client.get(src).status_code == 200, src
+
+
+def test_the_schema_describes_the_writes_without_a_warning(tmp_path):
+    from django.core.management import call_command
+
+    out = tmp_path / "schema.yml"
+    call_command("spectacular", "--fail-on-warn", "--validate", "--file", str(out))
+    text = out.read_text()
+    for write in ("/api/studies/{slug}/open/", "/api/studies/{study_slug}/participants/{id}/revoke/",
+                  "accessToken"):
+        assert write in text, write
