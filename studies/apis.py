@@ -198,7 +198,10 @@ class ParticipantViewSet(StudyScopedMixin, viewsets.ReadOnlyModelViewSet):
         study = self.study()
         body = InviteSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        created = participants_invite(study=study, **body.validated_data)
+        try:
+            created = participants_invite(study=study, **body.validated_data)
+        except ValueError as exc:  # e.g. no items to assign yet
+            raise ValidationError({"detail": str(exc)}) from None
         return Response(InvitedSerializer(created, many=True, context={"request": request}).data,
                         status=status.HTTP_201_CREATED)
 

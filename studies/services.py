@@ -360,8 +360,12 @@ def participant_assign(*, participant: Participant) -> int:
     return len(plan)
 
 
+@transaction.atomic
 def participants_invite(*, study: Study, count: int, label: str = "") -> list[Participant]:
-    """Create `count` participants with their own single-person links and assignments."""
+    """Create `count` participants with their own single-person links and assignments.
+
+    All or none: a study whose design cannot be built (no items yet) leaves no participant.
+    """
     if not 1 <= count <= 1000:
         raise ValueError("invite between 1 and 1000 participants at a time")
     created = []

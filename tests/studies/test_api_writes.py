@@ -107,3 +107,10 @@ def test_each_write_checks_the_role(alice, bob, django_user_model, make_study):
         assert write(api_for(dave)).status_code == 404
         assert write(api_for(charlie)).status_code == 403
     assert [write(api_for(bob)).status_code for write in writes] == [201, 201, 200, 200]
+
+
+def test_it_refuses_links_to_a_study_without_items_and_creates_none(alice, make_study):
+    make_study(alice, slug="empty", items="", open=False)
+    reply = api_for(alice).post("/api/studies/empty/participants/", {"count": 3}, format="json")
+    assert reply.status_code == 400 and "no items" in reply.json()["detail"]
+    assert not Participant.objects.exists()
