@@ -24,12 +24,25 @@ SLUG_PARAMETERS = ("slug", "study_slug")
 
 @pytest.fixture
 def owner(db, alice, make_study):
+    """An owner's token header, with the test's database connection kept open across requests.
+
+    The WSGI handler closes "old" connections at the start and end of every request; inside a
+    test's transaction that would drop it (PostgreSQL then refuses a new one in the atomic block),
+    so, as Django's own test client does, the handler is told not to.
+    """
+    from django.core.signals import request_finished, request_started
+    from django.db import close_old_connections
+
     from tokens.services import token_create
 
     make_study(alice, slug="s1")
     make_study(alice, slug="draft", items="", open=False)
     _, key = token_create(user=alice, name="fuzz", days=7)
-    return {"Authorization": f"Bearer {key}"}
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    yield {"Authorization": f"Bearer {key}"}
+    request_started.connect(close_old_connections)
+    request_finished.connect(close_old_connections)
 
 
 @schema.parametrize()
