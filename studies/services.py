@@ -240,8 +240,13 @@ def coref_items_import(
     gold_name: str,
     system_name: str,
     fmt: str,
+    warnings: Collector | None = None,
 ) -> int:
     """Validate a gold and a system coreference file completely, then store one item per document.
+
+    The files are read as leniently as the field's scorers read them; what was passed over (a
+    stray token in a coreference column, a line with another column count, an unknown RuCoCo
+    key) goes to `warnings`, with file, line and column.
 
     Both files are read with `core.metrics.formats.read_gold_and_system` (CoNLL-2012 or RuCoCo
     JSON). Each document pair becomes an item with
@@ -272,7 +277,7 @@ def coref_items_import(
     problems.raise_if_any()
     gold_text, system_text = texts
     pairs = read_gold_and_system(gold_text, system_text, format=fmt,
-                                 gold_file=gold_name, system_file=system_name)
+                                 gold_file=gold_name, system_file=system_name, warnings=warnings)
 
     tokens = conll_tokens(gold_text) if fmt == "conll2012" else {}
     stem = PurePath(gold_name).stem

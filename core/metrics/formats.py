@@ -82,10 +82,10 @@ class Document:
 
 _BEGIN = re.compile(r"#\s*begin document \((?P<name>.*?)\);?(?:\s*part\s+(?P<part>\S+))?\s*$")
 _END = re.compile(r"#\s*end document\b")
-_OPEN_CLOSE = re.compile(r"\((\d+)\)")
-_OPEN = re.compile(r"\((\d+)")
-_CLOSE = re.compile(r"(\d+)\)")
-_PART = re.compile(r"^(\()?([^()]*)(\))?$")
+# A mention bracket anywhere in a coreference cell: `(12)`, `(12` or `12)`. Like scorch's reader
+# and the reference scorer, the cell is scanned for brackets, so parts need no `|` between them
+# (`(1(3`, `3)1)`) and anything else in the cell is ignored (and reported as a warning).
+_BRACKET = re.compile(r"\((\d+)\)|\((\d+)|(\d+)\)")
 
 
 def conll_document_name(name: str, part: str | None) -> str:
@@ -106,22 +106,30 @@ class _OpenDoc:
     open_brackets: dict[str, list[tuple[int, int, int]]] = field(default_factory=dict)
 
 
-def read_conll2012(text: str, file: str = "<conll>") -> list[Document]:
+def read_conll2012(text: str, file: str = "<conll>",
+                   warnings: Collector | None = None) -> list[Document]:
     """Parse a CoNLL-2012 file: one `#begin document (name); part N` … `#end document` per item.
 
-    The coreference column is the last whitespace-separated column; `-` means no mention, else
-    `|`-separated parts `(12`, `12)` or `(12)`. Within a line, openings are processed before
-    closings (as scorch's reader and the reference scorer do). A mention may not cross a sentence
-    boundary (a blank line). Every token line of the file must have the same number of columns
-    (at least 2). Lines starting with `#` other than begin/end are comments. A mention repeated
-    in one entity is kept once; a mention in several entities stays in the entity that appeared
-    first (scorch's and the reference scorer's de-duplication).
+    Read as the CoNLL reference scorer and scorch read it: the coreference column is the last
+    whitespace-separated column of each token line, whatever the line's column count; `-` means
+    no mention, else the cell holds brackets `(12`, `12)` or `(12)`, with or without `|` between
+    them (`(1|(3`, `(1(3`). Within a line, openings are processed before closings. A mention may
+    not cross a sentence boundary (a blank line). Lines starting with `#` other than begin/end
+    are comments. A mention repeated in one entity is kept once; a mention in several entities
+    stays in the entity that appeared first (scorch's and the reference scorer's de-duplication).
+
+    What those tools pass over silently is read the same way and reported to `warnings` (file,
+    line, column): a token line whose column count differs from the file's first token line, a
+    line with one column only (read as the coreference column), and anything in the coreference
+    cell that is not a bracket with a numeric id (`(A)`, `*`, `((`). Unbalanced brackets, which
+    the tools refuse, stay errors.
     """
     problems: list[Problem] = []
     documents: list[Document] = []
     seen_names: dict[str, int] = {}
     n_columns: int | None = None
     doc: _OpenDoc | None = None
+    warn = warnings if warnings is not None else Collector(file)
 
     def close_sentence(d: _OpenDoc) -> None:
         for cid, stack in d.open_brackets.items():
@@ -183,25 +191,21 @@ def read_conll2012(text: str, file: str = "<conll>") -> list[Document]:
             continue
         columns = stripped.split()
         if n_columns is None:
-            if len(columns) < 2:
-                problems.append(
-                    Problem(file, number, 1, f"expected at least 2 columns, found {len(columns)}")
-                )
-                continue
             n_columns = len(columns)
         elif len(columns) != n_columns:
-            problems.append(
-                Problem(file, number, 1, f"expected {n_columns} columns, found {len(columns)}")
-            )
-            doc.tokens_in_sentence += 1  # keep positions of the following tokens
-            continue
+            warn.add(f"{len(columns)} columns where the first token line has {n_columns}; the "
+                     "last one is read as the coreference column", line=number, column=1,
+                     file=file)
+        if len(columns) == 1:
+            warn.add("one column only: read as the coreference column, the word left empty",
+                     line=number, column=1, file=file)
         token = doc.tokens_in_sentence
         doc.tokens_in_sentence += 1
         coref = columns[-1]
         if coref == "-":
             continue
         col0 = line.rfind(coref) + 1
-        _read_coref_cell(doc, coref, token, number, col0, file, problems)
+        _read_coref_cell(doc, coref, token, number, col0, file, problems, warn)
 
     if doc is not None:
         problems.append(Problem(file, doc.line, 1, f"document ({doc.name}) has no #end document"))
@@ -214,28 +218,29 @@ def read_conll2012(text: str, file: str = "<conll>") -> list[Document]:
 
 
 def _read_coref_cell(
-    doc: _OpenDoc, cell: str, token: int, line: int, col0: int, file: str, problems: list[Problem]
+    doc: _OpenDoc, cell: str, token: int, line: int, col0: int, file: str,
+    problems: list[Problem], warnings: Collector,
 ) -> None:
-    """Apply one coreference cell to the open brackets of `doc`, reporting malformed parts."""
+    """Apply the brackets of one coreference cell to the open brackets of `doc`.
+
+    Unbalanced brackets are problems; text that is not a bracket is skipped with a warning.
+    """
     opens: list[tuple[str, int]] = []
     closes: list[tuple[str, int]] = []
-    offset = 0
-    for part in cell.split("|"):
-        col = col0 + offset
-        offset += len(part) + 1
-        m = _PART.match(part)
-        if not part or m is None or (m[1] is None and m[3] is None):
-            problems.append(Problem(file, line, col, f"malformed coreference part {part!r}"))
-            continue
-        cid = m[2]
-        if not cid.isdigit():
-            problems.append(Problem(file, line, col, f"non-numeric cluster id {cid!r}"))
-            continue
-        cid = str(int(cid))  # "007" and "7" are the same cluster
-        if m[1]:
-            opens.append((cid, col))
-        if m[3]:
-            closes.append((cid, col))
+    at = 0
+    for m in _BRACKET.finditer(cell):
+        _skipped(cell[at:m.start()], col0 + at, line, file, warnings)
+        at = m.end()
+        col = col0 + m.start()
+        both, opening, closing = m.groups()
+        if both is not None:
+            opens.append((str(int(both)), col))  # "007" and "7" are the same cluster
+            closes.append((str(int(both)), col))
+        elif opening is not None:
+            opens.append((str(int(opening)), col))
+        else:
+            closes.append((str(int(closing)), col))
+    _skipped(cell[at:], col0 + at, line, file, warnings)
     for cid, col in opens:
         doc.open_brackets.setdefault(cid, []).append((token, line, col))
         doc.clusters.setdefault(cid, [])
@@ -247,6 +252,14 @@ def _read_coref_cell(
         start, _, _ = stack.pop()
         sentence = len(doc.sentence_lengths)
         doc.clusters[cid].append(Mention(sentence, start, token + 1))
+
+
+def _skipped(text: str, col: int, line: int, file: str, warnings: Collector) -> None:
+    """Warn about text of a coreference cell that is neither a bracket nor a `|` separator."""
+    stray = text.strip("|")
+    if stray:
+        warnings.add(f"ignored {stray!r} in the coreference column (not a mention bracket)",
+                     line=line, column=col + (len(text) - len(text.lstrip("|"))), file=file)
 
 
 def _deduplicate(clusters: Iterable[Iterable[Mention]]) -> tuple[tuple[Mention, ...], ...]:
@@ -264,7 +277,9 @@ def _deduplicate(clusters: Iterable[Iterable[Mention]]) -> tuple[tuple[Mention, 
 def conll_word(columns: list[str]) -> str:
     """Return the word of a CoNLL token line: column 4 of CoNLL-2012 (≥ 5 columns), else the
     column just before the coreference column (`John (0)`, `1 John (0)`)."""
-    return columns[3] if len(columns) >= 5 else columns[-2]
+    if len(columns) >= 5:
+        return columns[3]
+    return columns[-2] if len(columns) >= 2 else ""
 
 
 def conll_tokens(text: str) -> dict[str, list[list[str]]]:
@@ -303,7 +318,8 @@ def conll_tokens(text: str) -> dict[str, list[list[str]]]:
 # --------------------------------------------------------------------------------------------
 
 
-def read_rucoco_json(text: str, file: str = "<json>") -> list[Document]:
+def read_rucoco_json(text: str, file: str = "<json>",
+                     warnings: Collector | None = None) -> list[Document]:
     """Parse RuCoCo JSON: one object, a JSON list of objects, or JSON Lines (one object a line).
 
     Each object: `text` (string), `entities` (list of entities, each a non-empty list of
@@ -311,12 +327,19 @@ def read_rucoco_json(text: str, file: str = "<json>") -> list[Document]:
     present one list per entity of the indices of the entities it includes, no self-reference and
     no cycle). A span may belong to one entity only. An optional `name` or `id` names the
     document (default `#1`, `#2`, … by position). Problems are located at the line and column
-    where the document's object starts; the message gives the JSON path inside it.
+    where the document's object starts; the message gives the JSON path inside it. Other keys
+    are ignored, with one warning per document naming them.
     """
     problems: list[Problem] = []
+    warn = warnings if warnings is not None else Collector(file)
     objects = _split_json_documents(text, file, problems)
     documents: list[Document] = []
     for index, (obj, line, col) in enumerate(objects, start=1):
+        if isinstance(obj, dict) and (unknown := sorted(set(obj) - RUCOCO_KEYS)):
+            shown = ", ".join(repr(k[:40]) for k in unknown[:5])
+            more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+            warn.add(f"document {index}: ignored the key(s) {shown}{more}", line=line,
+                     column=col, file=file)
         doc = _rucoco_document(obj, index, file, line, col, problems)
         if doc is not None:
             documents.append(doc)
@@ -325,6 +348,9 @@ def read_rucoco_json(text: str, file: str = "<json>") -> list[Document]:
     if problems:
         raise InputError(problems)
     return documents
+
+
+RUCOCO_KEYS = {"text", "entities", "includes", "name", "id"}
 
 
 class _Positions:
@@ -520,12 +546,14 @@ def _cycles(includes: Sequence[Sequence[int]]) -> list[list[int]]:
 # --------------------------------------------------------------------------------------------
 
 
-def read_documents(text: str, *, format: Format, file: str) -> list[Document]:
-    """Read one file in the given format (`conll2012` or `rucoco-json`)."""
+def read_documents(text: str, *, format: Format, file: str,
+                   warnings: Collector | None = None) -> list[Document]:
+    """Read one file in the given format (`conll2012` or `rucoco-json`); what was read
+    leniently goes to `warnings`."""
     if format == "conll2012":
-        return read_conll2012(text, file)
+        return read_conll2012(text, file, warnings)
     if format == "rucoco-json":
-        return read_rucoco_json(text, file)
+        return read_rucoco_json(text, file, warnings)
     raise ValueError(f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
 
 
@@ -536,6 +564,7 @@ def read_gold_and_system(
     format: Format,
     gold_file: str = "gold",
     system_file: str = "system",
+    warnings: Collector | None = None,
 ) -> list[tuple[Document, Document]]:
     """Read and pair gold and system documents, raising one `InputError` with every problem.
 
@@ -549,7 +578,7 @@ def read_gold_and_system(
     system: list[Document] = []
     for text, file, out in ((gold_text, gold_file, gold), (system_text, system_file, system)):
         try:
-            out.extend(read_documents(text, format=format, file=file))
+            out.extend(read_documents(text, format=format, file=file, warnings=warnings))
         except InputError as e:
             both.extend(e)
     both.raise_if_any()

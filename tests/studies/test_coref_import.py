@@ -172,13 +172,13 @@ def test_it_reports_different_document_names_in_one_problem(coref_study):
 
 
 def test_it_lists_every_malformed_conll_line_of_both_files(coref_study):
-    gold = GOLD_CONLL.replace("news 0 1 met -", "news 0 1 met x)").replace("wiki 0 5 was -", "wiki 0 5 -")
+    gold = GOLD_CONLL.replace("news 0 1 met -", "news 0 1 met 4)").replace("wiki 0 5 was -", "wiki 0 5 (8")
     system = SYSTEM_CONLL.replace("news 0 4 . -", "news 0 4 . (9")
     problems = problems_of(conll_import, coref_study, gold, system)
     assert [(p.file, p.line, p.column) for p in problems] == [
-        ("gold.conll", 3, 14), ("gold.conll", 18, 1), ("sys.conll", 6, 12)]
-    assert "non-numeric cluster id 'x'" in problems[0].message
-    assert "expected 5 columns, found 4" in problems[1].message
+        ("gold.conll", 3, 14), ("gold.conll", 18, 10), ("sys.conll", 6, 12)]
+    assert "closing bracket 4) without an opening one" in problems[0].message
+    assert "unclosed mention (8" in problems[1].message
     assert "unclosed mention (9" in problems[2].message
     assert Item.objects.count() == 0
 
@@ -230,16 +230,32 @@ def test_the_command_imports_coreference_items(coref_study, tmp_path, capsys):
 
 def test_the_command_exits_non_zero_with_every_problem(coref_study, tmp_path):
     gold, system = tmp_path / "gold.conll", tmp_path / "sys.conll"
-    gold.write_text(GOLD_CONLL.replace("news 0 1 met -", "news 0 1 met x)"))
+    gold.write_text(GOLD_CONLL.replace("news 0 1 met -", "news 0 1 met 7)"))
     system.write_text(SYSTEM_CONLL.replace("news 0 4 . -", "news 0 4 . (9"))
     with pytest.raises(CommandError) as exc:
         call_command("import_items", "coref", str(gold), "--system", str(system),
                      "--format", "conll2012")
     message = str(exc.value)
     assert "2 problem(s); nothing was imported" in message
-    assert f"{gold}:3: column 14: non-numeric cluster id 'x'" in message
+    assert f"{gold}:3: column 14: closing bracket 7) without an opening one" in message
     assert f"{system}:6: column 12: unclosed mention (9" in message
     assert Item.objects.count() == 0
+
+
+def test_the_command_imports_what_the_scorer_reads_and_prints_the_warnings(coref_study, tmp_path,
+                                                                           capsys):
+    gold, system = tmp_path / "gold.conll", tmp_path / "sys.conll"
+    # A stray token in the gold's coreference column, parts without "|" and a short line in the
+    # system's: the CoNLL scorer reads both files, and so do we.
+    gold.write_text(GOLD_CONLL.replace("news 0 1 met -", "news 0 1 met *"))
+    system.write_text(SYSTEM_CONLL.replace("news 0 1 met -", "met -"))
+    call_command("import_items", "coref", str(gold), "--system", str(system), "--format", "conll2012")
+    out = capsys.readouterr()
+    assert "Imported 2 items" in out.out
+    assert "2 warning(s)" in out.err
+    assert f"{gold}:3: column 14: ignored '*' in the coreference column" in out.err
+    assert f"{system}:3: column 1: 2 columns where the first token line has 5" in out.err
+    assert coref_study.items.count() == 2
 
 
 def test_the_command_needs_format_with_system(coref_study, tmp_path):

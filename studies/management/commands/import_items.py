@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from core.metrics.formats import FORMATS
-from core.problems import InputError
+from core.problems import Collector, InputError
 from studies.services import coref_items_import, items_import
 
 from ._common import get_study, read_file
@@ -27,13 +27,20 @@ class Command(BaseCommand):
         if (system is None) != (fmt is None):
             raise CommandError("--system and --format go together (coreference items)")
         study = get_study(slug)
+        warnings = Collector(file)
         try:
             if system is None:
                 count = items_import(study=study, data=read_file(file), filename=file)
             else:
                 count = coref_items_import(study=study, gold=read_file(file),
                                            system=read_file(system), gold_name=file,
-                                           system_name=system, fmt=fmt)
+                                           system_name=system, fmt=fmt, warnings=warnings)
         except InputError as exc:
             raise CommandError(exc.render()) from None
+        if warnings:
+            self.stderr.write(f"{warnings.count} warning(s): read as the CoNLL scorer reads it:")
+            for problem in warnings.problems:
+                self.stderr.write(f"  {problem}")
+            if warnings.omitted:
+                self.stderr.write(f"  … and {warnings.omitted} more")
         self.stdout.write(f"Imported {count} items into {slug!r}.")

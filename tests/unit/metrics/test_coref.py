@@ -196,3 +196,68 @@ def test_it_keeps_scorchs_conventions_on_two_documents_without_mentions():
     got = score_clusters([], [])
     assert got["BLANC_F1"] == 1.0  # scorch: no link on either side counts as agreement
     assert all(v == 0.0 for k, v in got.items() if not k.startswith("BLANC"))
+
+
+# Real files are not uniform: OntoNotes lines of 12+ columns beside short ones, parts without "|",
+# stray tokens in the coreference column. The reference scorer and scorch read the last column
+# of each token line and scan it for brackets; so do we (with warnings), and score the same.
+MIXED_GOLD = """#begin document (mixed); part 000
+mixed 0 0 Mary NNP (TOP(S(NP*) - - - - PERSON (0(3)
+mixed 0 1 Smith NNP *) - - - - * 0)
+mixed 0 2 said -
+her (0)
+sister -
+mixed 0 5 left VBD (VP*) - - - - * (1)
+
+mixed 1 0 She (0)|*
+mixed 1 1 and -
+her (1)
+friend -
+mixed 1 4 stayed (VP*) (2)|(A)
+#end document
+"""
+MIXED_SYSTEM = """#begin document (mixed); part 000
+mixed 0 0 Mary NNP (TOP(S(NP*) - - - - PERSON (0
+mixed 0 1 Smith NNP *) - - - - * 0)
+mixed 0 2 said -
+her (1)
+sister -
+mixed 0 5 left VBD (VP*) - - - - * (1)
+
+mixed 1 0 She (0)
+mixed 1 1 and -
+her (1)(4)
+friend -
+mixed 1 4 stayed (VP*) -
+#end document
+"""
+
+
+def test_it_reads_mixed_files_as_scorch_does():
+    from core.problems import Collector
+
+    for text in (MIXED_GOLD, MIXED_SYSTEM):
+        warnings = Collector("mixed.conll")
+        (ours,) = read_conll2012(text, "mixed.conll", warnings)
+        ((_, theirs),) = scorch_conll.parse_file(text.splitlines())
+        theirs = {frozenset((b, int(s), int(e) + 1) for b, s, e in ms) for ms in theirs.values()}
+        # scorch leaves an entity emptied by its de-duplication in place, as an empty list
+        assert {frozenset(e) for e in ours.entities} == theirs - {frozenset()}
+        assert warnings.count > 0  # the short lines at least
+
+
+def test_it_scores_mixed_files_exactly_as_scorch_does():
+    from scorch import scores
+
+    (gold,) = read_conll2012(MIXED_GOLD, "gold.conll")
+    (system,) = read_conll2012(MIXED_SYSTEM, "system.conll")
+    got = coref_metrics(gold, system)
+    # scorch's CLI: clusters of both files, twinless system mentions added to the gold.
+    key = [set(e) for e in gold.entities]
+    response = [set(e) for e in system.entities]
+    known = set().union(*key)
+    key += [{m} for e in response for m in e if m not in known]
+    for name, metric in (("MUC", scores.muc), ("B3", scores.b_cubed), ("CEAFm", scores.ceaf_m),
+                         ("CEAFe", scores.ceaf_e), ("BLANC", scores.blanc)):
+        r, p, f = metric(key, response)
+        assert (got[f"{name}_R"], got[f"{name}_P"], got[f"{name}_F1"]) == pytest.approx((r, p, f)), name

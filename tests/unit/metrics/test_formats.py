@@ -10,7 +10,7 @@ from core.metrics.formats import (
     read_gold_and_system,
     read_rucoco_json,
 )
-from core.problems import InputError, Problem
+from core.problems import Collector, InputError, Problem
 
 GOOD_CONLL = """#begin document (doc1); part 000
 doc1 0 0 John (0)
@@ -56,21 +56,39 @@ def test_it_lists_every_conll_problem_in_one_error():
     text = (
         "#begin document (d); part 000\n"
         "d 0 0 A (7\n"            # line 2: never closed
-        "d 0 1 B x)\n"            # line 3: non-numeric id
-        "d 0 2 C\n"               # line 4: wrong column count
-        "d 0 3 D 3)\n"            # line 5: closing without opening
-        "d 0 4 E ((4\n"           # line 6: malformed part
+        "d 0 1 B (2\n"            # line 3: never closed
+        "d 0 3 D 3)\n"            # line 4: closing without opening
         "#end document\n"
     )
     found, error = problems_of(read_conll2012, text, "gold.conll")
     assert found == [
-        (3, 9, "non-numeric cluster id 'x'"),
-        (4, 1, "expected 5 columns, found 4"),
-        (5, 9, "closing bracket 3) without an opening one"),
-        (6, 9, "malformed coreference part '((4'"),
+        (4, 9, "closing bracket 3) without an opening one"),
         (2, 9, "unclosed mention (7"),
+        (3, 9, "unclosed mention (2"),
     ]
     assert "gold.conll:2: column 9: unclosed mention (7" in str(error)
+
+
+def test_it_reads_what_the_scorers_read_and_warns_about_what_it_passed_over():
+    text = (
+        "#begin document (d); part 000\n"
+        "d 0 0 A (7\n"
+        "d 0 1 B x)\n"            # line 3: a stray token, not a bracket
+        "d 0 2 C\n"               # line 4: four columns: C is read as its coreference cell
+        "d 0 3 D 7)\n"
+        "d 0 4 E ((4)\n"          # line 6: a stray "(" before (4)
+        "#end document\n"
+    )
+    warnings = Collector("gold.conll")
+    (doc,) = read_conll2012(text, "gold.conll", warnings)
+    assert set(doc.entities) == {(Mention(0, 0, 4),), (Mention(0, 4, 5),)}
+    assert [(p.line, p.column, p.message) for p in warnings.problems] == [
+        (3, 9, "ignored 'x)' in the coreference column (not a mention bracket)"),
+        (4, 1, "4 columns where the first token line has 5; the last one is read as the "
+               "coreference column"),
+        (4, 7, "ignored 'C' in the coreference column (not a mention bracket)"),
+        (6, 9, "ignored '(' in the coreference column (not a mention bracket)"),
+    ]
 
 
 def test_it_points_at_the_part_of_a_multi_part_cell():
@@ -238,3 +256,14 @@ def test_it_reports_a_rucoco_text_that_differs_from_the_gold():
     found, _ = problems_of(read_gold_and_system, json.dumps(RUCOCO), json.dumps(other),
                            format="rucoco-json")
     assert found == [(None, None, "document 1 (#1): text differs from the gold's")]
+
+
+def test_it_ignores_unknown_rucoco_keys_with_one_warning_per_document():
+    text = json.dumps([{"text": "Ann saw Bob.", "entities": [[[0, 3]]], "lang": "ru",
+                        "annotator": "x"},
+                       {"text": "He left.", "entities": []}])
+    warnings = Collector("r.json")
+    docs = read_rucoco_json(text, "r.json", warnings)
+    assert [d.entities for d in docs] == [((Mention(0, 0, 3),),), ()]
+    assert [(p.line, p.message) for p in warnings.problems] == [
+        (1, "document 1: ignored the key(s) 'annotator', 'lang'")]
