@@ -36,3 +36,7 @@ class InviteForm(forms.Form):
 class ControlsForm(forms.Form):
     n = forms.IntegerField(label="Control pairs", min_value=1, max_value=1000, initial=5)
     seed = forms.IntegerField(required=False, help_text="Blank: the study's seed.")
+
+
+class DeleteStudyForm(forms.Form):
+    confirm_slug = forms.CharField(label="Type the study's slug to confirm", max_length=60)

@@ -32,7 +32,7 @@ from core.settings import AnalysisSettings, SettingsError
 from core.tabular import decode
 
 from .item_metrics import pair_rows_score, sentiment_problems
-from .models import Assignment, Item, Membership, Participant, Question, Study
+from .models import Assignment, Item, Membership, Participant, Question, Study, StudyEvent
 from .presets import DEFAULT_QUESTION_KEY, preset_questions, preset_scale
 
 
@@ -201,6 +201,7 @@ def items_import(*, study: Study, data: bytes, filename: str) -> int:
 
     Raises `InputError` listing every problem; nothing is written then.
     """
+    study_writable(study)
     if study.status != Study.Status.DRAFT:
         raise InputError([Problem(filename, None, None,
                                   "items can only be added while the study is a draft")])
@@ -254,6 +255,7 @@ def coref_items_import(
 
     Raises `InputError` listing every problem of both files; nothing is written then.
     """
+    study_writable(study)
     if study.status != Study.Status.DRAFT:
         raise InputError([Problem(gold_name, None, None,
                                   "items can only be added while the study is a draft")])
@@ -308,22 +310,115 @@ def coref_items_import(
     return len(items)
 
 
-def study_open(*, study: Study) -> Study:
-    """Open a draft (or closed) study to annotators, after checking its design can be built."""
-    n_items = study.items.count()
-    controls = study.items.filter(is_control=True).count()
-    problems = study_design(study).problems(available=n_items, controls=controls)
-    if problems:
-        raise InputError([Problem(study.slug, None, "design", p) for p in problems])
-    study.status = Study.Status.OPEN
-    study.save(update_fields=["status"])
+def study_event(*, study: Study, user: AbstractBaseUser | None, action: str,
+                **detail: Any) -> StudyEvent:
+    """Record who changed what in a study and when (ids and statuses only, never answers)."""
+    return StudyEvent.objects.create(study=study, study_slug=study.slug,
+                                     user=user if user is not None and user.pk else None,
+                                     action=action, detail=detail)
+
+
+def study_writable(study: Study, what: str = "changed") -> None:
+    """Refuse any change to an archived study (read-only until it is unarchived)."""
+    if study.archived_at is not None:
+        raise InputError([Problem(study.slug, None, None,
+                                  f"the study is archived and cannot be {what}; "
+                                  "unarchive it first")])
+
+
+# The lifecycle (docs/lifecycle.md): action -> (statuses it starts from, status it leads to).
+S = Study.Status
+TRANSITIONS: dict[str, tuple[frozenset[str], str]] = {
+    "open": (frozenset({S.DRAFT, S.PAUSED, S.CLOSED}), S.OPEN),
+    "pause": (frozenset({S.OPEN}), S.PAUSED),
+    "close": (frozenset({S.OPEN, S.PAUSED}), S.CLOSED),
+}
+
+
+def study_actions(study: Study) -> list[str]:
+    """The status changes open to the study now, in the order the study page offers them."""
+    if study.archived_at is not None:
+        return []
+    return [action for action, (sources, _) in TRANSITIONS.items() if study.status in sources]
+
+
+@transaction.atomic
+def study_transition(*, study: Study, action: str,
+                     user: AbstractBaseUser | None = None) -> Study:
+    """Change the study's status (open, pause, close), recorded with who and when.
+
+    Opening checks that the design can be built from the items; a pause or a close keeps
+    accepting answers to items already on screen for the grace period
+    (``CONCORD_ANSWER_GRACE_SECONDS``, see `annotation.services.response_submit`).
+    """
+    if action not in TRANSITIONS:
+        raise InputError([Problem(study.slug, None, "action", f"unknown action {action!r}")])
+    locked = Study.objects.select_for_update().get(pk=study.pk)
+    study_writable(locked, "opened, paused or closed")
+    sources, target = TRANSITIONS[action]
+    if locked.status not in sources:
+        raise InputError([Problem(study.slug, None, "status",
+                                  f"a {locked.get_status_display().lower()} study cannot be "
+                                  f"{'opened' if action == 'open' else action + 'd'}")])
+    if target == S.OPEN:
+        n_items = locked.items.count()
+        controls = locked.items.filter(is_control=True).count()
+        problems = study_design(locked).problems(available=n_items, controls=controls)
+        if problems:
+            raise InputError([Problem(study.slug, None, "design", p) for p in problems])
+    before = locked.status
+    study.status = target
+    study.status_changed_at = timezone.now()
+    study.save(update_fields=["status", "status_changed_at"])
+    study_event(study=study, user=user, action=action, **{"from": before, "to": target})
     return study
 
 
-def study_close(*, study: Study) -> Study:
-    study.status = Study.Status.CLOSED
-    study.save(update_fields=["status"])
+def study_open(*, study: Study, user: AbstractBaseUser | None = None) -> Study:
+    """Open a draft, paused or closed study to annotators, after checking its design."""
+    return study_transition(study=study, action="open", user=user)
+
+
+def study_close(*, study: Study, user: AbstractBaseUser | None = None) -> Study:
+    return study_transition(study=study, action="close", user=user)
+
+
+@transaction.atomic
+def study_archive(*, study: Study, archived: bool,
+                  user: AbstractBaseUser | None = None) -> Study:
+    """Archive a study that is not open or paused (hidden from the default list, read-only),
+    or unarchive it."""
+    if archived:
+        if study.archived_at is not None:
+            raise InputError([Problem(study.slug, None, None, "the study is already archived")])
+        if study.status in (S.OPEN, S.PAUSED):
+            raise InputError([Problem(study.slug, None, "status",
+                                      "close the study before archiving it")])
+        study.archived_at = timezone.now()
+    else:
+        if study.archived_at is None:
+            raise InputError([Problem(study.slug, None, None, "the study is not archived")])
+        study.archived_at = None
+    study.save(update_fields=["archived_at"])
+    study_event(study=study, user=user, action="archive" if archived else "unarchive")
     return study
+
+
+@transaction.atomic
+def study_delete(*, study: Study, confirm_slug: str,
+                 user: AbstractBaseUser | None = None) -> dict[str, int]:
+    """Delete a study with its items, participants and answers, once its slug is typed.
+
+    The audit entry records that it happened and the counts, never the data; it outlives the
+    study. Returns the counts deleted.
+    """
+    if confirm_slug.strip() != study.slug:
+        raise InputError([Problem(study.slug, None, "confirm_slug",
+                                  "type the study's slug exactly to delete it")])
+    counts = {"items": study.items.count(), "participants": study.participants.count()}
+    study_event(study=study, user=user, action="delete", **counts)
+    study.delete()
+    return counts
 
 
 @transaction.atomic
@@ -362,6 +457,7 @@ def participant_assign(*, participant: Participant) -> int:
 
 def participants_invite(*, study: Study, count: int, label: str = "") -> list[Participant]:
     """Create `count` participants with their own single-person links and assignments."""
+    study_writable(study)
     if not 1 <= count <= 1000:
         raise ValueError("invite between 1 and 1000 participants at a time")
     created = []
@@ -407,6 +503,7 @@ def controls_generate(*, study: Study, n: int, seed: int | None = None) -> int:
     similarity metrics and sentiment as imported pairs do, and meta `control_of_a` /
     `control_of_b`: the ids of the items their sentences come from.
     """
+    study_writable(study)
     if study.status != Study.Status.DRAFT or study.display != Study.Display.PAIR:
         raise InputError([Problem(study.slug, None, None,
                                   "controls can only be added to a sentence-pair study in draft")])

@@ -22,6 +22,13 @@ urlpatterns = [
     path("studies/<slug:slug>/invite/", views.invite, name="invite"),
     path("studies/<slug:slug>/preview/", views.preview, name="preview"),
     path("studies/<slug:slug>/open/", views.study_set_status, {"action": "open"}, name="open"),
+    path("studies/<slug:slug>/pause/", views.study_set_status, {"action": "pause"}, name="pause"),
     path("studies/<slug:slug>/close/", views.study_set_status, {"action": "close"}, name="close"),
+    path("studies/<slug:slug>/archive/", views.study_set_status, {"action": "archive"},
+         name="archive"),
+    path("studies/<slug:slug>/unarchive/", views.study_set_status, {"action": "unarchive"},
+         name="unarchive"),
+    path("studies/<slug:slug>/delete/", views.study_delete_view, name="delete"),
+    path("studies/<slug:slug>/history/", views.study_history, name="history"),
     path("api/", include(router.urls)),
 ]

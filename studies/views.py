@@ -10,28 +10,35 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import translation
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from core.problems import InputError
 from core.tabular import size_over_limit
 
-from .forms import ControlsForm, InviteForm, ItemUploadForm, StudyCreateForm
+from .forms import ControlsForm, DeleteStudyForm, InviteForm, ItemUploadForm, StudyCreateForm
+from .models import Membership
 from .selectors import Role, participant_progress, study_get, study_list
 from .services import (
     controls_generate,
     items_import,
     participants_invite,
-    study_close,
+    study_actions,
+    study_archive,
     study_create,
-    study_open,
+    study_delete,
+    study_transition,
 )
 
 
 @login_required
 @require_GET
 def study_index(request: HttpRequest) -> HttpResponse:
-    return render(request, "studies/list.html", {"studies": study_list(user=request.user)})
+    """The user's studies; archived ones only with ``?archived=1``."""
+    archived = request.GET.get("archived") == "1"
+    studies = study_list(user=request.user).filter(archived_at__isnull=not archived)
+    return render(request, "studies/list.html", {"studies": studies, "archived": archived})
 
 
 @login_required
@@ -66,9 +73,13 @@ def study_new(request: HttpRequest) -> HttpResponse:
 def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
     study = study_get(user=request.user, slug=slug)
     participants = list(participant_progress(study=study))
+    n_items = study.items.count()
     return render(request, "studies/detail.html", {
         "study": study,
-        "n_items": study.items.count(),
+        "actions": study_actions(study),
+        "can_edit": Membership.allows(study.role, Role.EDITOR),
+        "is_owner": Membership.allows(study.role, Role.OWNER),
+        "n_items": n_items,
         "n_controls": study.items.filter(is_control=True).count(),
         "participants": participants,
         "n_complete": sum(p.is_complete for p in participants),
@@ -106,16 +117,98 @@ def items_upload(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect("studies:detail", slug=slug)
 
 
+# What each confirmation page says (docs/lifecycle.md).
+CONFIRM_TEXT = {
+    "open": ("Open the study",
+             "Annotators can then use their links and the open link. Once open, the study's "
+             "questions and scales can no longer change."),
+    "pause": ("Pause the study",
+              "Nobody can start or go on answering until you open it again; an answer to an item "
+              "already on an annotator's screen is still accepted for {grace}. Annotators are "
+              "told that their answers are saved and that they can come back."),
+    "close": ("Close the study",
+              "Nobody can start or go on answering; an answer to an item already on an "
+              "annotator's screen is still accepted for {grace}. Annotators are told that their "
+              "answers are saved. You can open the study again later."),
+    "archive": ("Archive the study",
+                "It leaves your list of studies (the list's \"Archived\" link shows it) and "
+                "becomes read-only: results and exports stay available. You can unarchive it."),
+    "unarchive": ("Unarchive the study",
+                  "It comes back to your list of studies and can be changed again."),
+}
+
+
+DONE_TEXT = {"open": "opened", "pause": "paused", "close": "closed", "archive": "archived",
+             "unarchive": "unarchived"}
+
+
+def _grace() -> str:
+    seconds = settings.CONCORD_ANSWER_GRACE_SECONDS
+    if seconds % 3600 == 0:
+        hours = seconds // 3600
+        return f"{hours} hour{'s' if hours != 1 else ''}"
+    return f"{seconds // 60} minutes"
+
+
+def _confirm_page(request: HttpRequest, study, action: str, *, status: int = 200,
+                  error: str = "") -> HttpResponse:
+    title, text = CONFIRM_TEXT[action]
+    return render(request, "studies/confirm.html", {
+        "study": study, "action": action, "title": title, "text": text.format(grace=_grace()),
+        "error": error, "post_url": reverse(f"studies:{action}", kwargs={"slug": study.slug}),
+    }, status=status)
+
+
 @login_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def study_set_status(request: HttpRequest, slug: str, action: str) -> HttpResponse:
+    """GET: the confirmation page of a status change; POST (from that page): make it."""
     study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
+    if request.method == "GET" or request.POST.get("confirm") != action:
+        return _confirm_page(request, study, action, status=200 if request.method == "GET" else 400,
+                             error="" if request.method == "GET" else "Confirm on this page.")
     try:
-        (study_open if action == "open" else study_close)(study=study)
+        if action in ("archive", "unarchive"):
+            study_archive(study=study, archived=action == "archive", user=request.user)
+        else:
+            study_transition(study=study, action=action, user=request.user)
     except InputError as exc:
         for problem in exc.problems:
-            messages.error(request, str(problem))
+            messages.error(request, problem.message)
+    else:
+        messages.success(request, f"{study.title}: {DONE_TEXT[action]}.")
     return redirect("studies:detail", slug=slug)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def study_delete_view(request: HttpRequest, slug: str) -> HttpResponse:
+    """Delete a study (owner only) after its slug is typed on the confirmation page."""
+    study = study_get(user=request.user, slug=slug, need=Role.OWNER)
+    form = DeleteStudyForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            counts = study_delete(study=study, confirm_slug=form.cleaned_data["confirm_slug"],
+                                  user=request.user)
+        except InputError as exc:
+            form.add_error("confirm_slug", exc.problems[0].message)
+        else:
+            messages.success(request, f"Deleted {study.slug}: {counts['items']} items and "
+                                      f"{counts['participants']} participants with their answers.")
+            return redirect("studies:list")
+    return render(request, "studies/delete.html", {
+        "study": study, "form": form,
+        "n_items": study.items.count(), "n_participants": study.participants.count(),
+    }, status=400 if form.errors else 200)
+
+
+@login_required
+@require_GET
+def study_history(request: HttpRequest, slug: str) -> HttpResponse:
+    """The study's audit trail: every status change and edit, with who and when."""
+    study = study_get(user=request.user, slug=slug)
+    events = study.events.select_related("user")[:500]
+    return render(request, "studies/history.html", {"study": study, "events": events})
 
 
 @login_required
