@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from pathlib import PurePath
+import shutil
+from pathlib import Path, PurePath
 from typing import Any
 
 import numpy as np
@@ -409,15 +410,19 @@ def study_delete(*, study: Study, confirm_slug: str,
                  user: AbstractBaseUser | None = None) -> dict[str, int]:
     """Delete a study with its items, participants and answers, once its slug is typed.
 
-    The audit entry records that it happened and the counts, never the data; it outlives the
-    study. Returns the counts deleted.
+    Its analysis runs (with their stored results) and export records go with it, and the export
+    files once the deletion commits. The audit entry records that it happened and the counts,
+    never the data; it outlives the study. Returns the counts deleted.
     """
     if confirm_slug.strip() != study.slug:
         raise InputError([Problem(study.slug, None, "confirm_slug",
                                   "type the study's slug exactly to delete it")])
     counts = {"items": study.items.count(), "participants": study.participants.count()}
     study_event(study=study, user=user, action="delete", **counts)
+    # Export files live in EXPORTS_DIR/<study id>/ (exports.selectors.export_file_path).
+    folder = Path(settings.EXPORTS_DIR) / str(study.pk)
     study.delete()
+    transaction.on_commit(lambda: shutil.rmtree(folder, ignore_errors=True))
     return counts
 
 

@@ -95,8 +95,13 @@ def _file(text):
     return SimpleUploadedFile("items.csv", text.encode(), content_type="text/csv")
 
 
-def test_deleting_needs_the_typed_slug_and_the_owner(alice_client, alice, bob, make_study):
+def test_deleting_needs_the_typed_slug_and_the_owner(alice_client, alice, bob, make_study,
+                                                     settings, tmp_path,
+                                                     django_capture_on_commit_callbacks):
+    settings.EXPORTS_DIR = tmp_path
     study = make_study(alice)
+    (tmp_path / str(study.pk)).mkdir()
+    (tmp_path / str(study.pk) / "1-s1-responses.csv").write_text("x")
     participants_invite(study=study, count=2)
     Membership.objects.create(study=study, user=bob, role="editor")
     client = Client()
@@ -106,7 +111,9 @@ def test_deleting_needs_the_typed_slug_and_the_owner(alice_client, alice, bob, m
     page = alice_client.post("/studies/s1/delete/", {"confirm_slug": "S1 "})
     assert page.status_code == 400 and b"type the study" in page.content
     assert Study.objects.filter(slug="s1").exists()
-    assert alice_client.post("/studies/s1/delete/", {"confirm_slug": "s1"}).status_code == 302
+    with django_capture_on_commit_callbacks(execute=True):
+        response = alice_client.post("/studies/s1/delete/", {"confirm_slug": "s1"})
+    assert response.status_code == 302 and not (tmp_path / str(study.pk)).exists()
     assert not Study.objects.filter(slug="s1").exists()
     assert not Participant.objects.exists() and not Item.objects.exists()
     event = StudyEvent.objects.get(action="delete")
