@@ -27,6 +27,7 @@ from core.items import (
 from core.metrics.controls import random_control_pairs
 from core.metrics.coref import coref_metrics
 from core.metrics.features import error_features
+from core.metrics.similarity import SIMILARITY_METRICS
 from core.metrics.formats import FORMATS, conll_tokens, read_gold_and_system
 from core.problems import Collector, InputError, Problem
 from core.settings import AnalysisSettings, SettingsError
@@ -536,3 +537,66 @@ def controls_generate(*, study: Study, n: int, seed: int | None = None) -> int:
         for k, row in enumerate(rows)
     )
     return len(rows)
+
+
+def _item_changeable(item: Item, what: str) -> None:
+    study = item.study
+    study_writable(study)
+    if study.status != Study.Status.DRAFT:
+        raise InputError([Problem(item.external_id, None, None,
+                                  f"items can only be {what} while the study is a draft")])
+    if item.responses.exists():
+        raise InputError([Problem(item.external_id, None, None,
+                                  f"this item has answers (imported responses), so it cannot be "
+                                  f"{what}")])
+
+
+@transaction.atomic
+def item_update(*, item: Item, user: AbstractBaseUser | None = None, text: str | None = None,
+                text_a: str | None = None, text_b: str | None = None,
+                is_control: bool | None = None) -> list[str]:
+    """Change an item of a draft study (its texts, its control flag); return the changed fields.
+
+    An annotated coreference item's text comes from its documents and is not edited here
+    (delete it and upload the documents again); a plain passage is. An edited sentence pair gets its similarity metrics and its
+    VADER sentiment computed again (imported sentiment is kept). Recorded in the history with
+    the item's id and the names of the fields changed, never the texts.
+    """
+    _item_changeable(item, "edited")
+    study = item.study
+    wanted: dict[str, Any] = {"is_control": is_control}
+    if study.display == Study.Display.PAIR:
+        wanted |= {"text_a": text_a, "text_b": text_b}
+    elif study.display == Study.Display.TEXT or not item.annotation:
+        wanted |= {"text": text}
+    changed = [name for name, value in wanted.items()
+               if value is not None and value != getattr(item, name)]
+    for name in changed:
+        setattr(item, name, wanted[name])
+    for name in ("text", "text_a", "text_b"):
+        if name in changed and not getattr(item, name).strip():
+            raise InputError([Problem(item.external_id, None, name, "the text cannot be empty")])
+    if not changed:
+        return []
+    if study.display == Study.Display.PAIR and {"text_a", "text_b"} & set(changed):
+        meta = {k: v for k, v in item.meta.items()
+                if item.meta.get("sentiment_source") == "imported"
+                or k not in ("sentiment_a", "sentiment_b", "sentiment_source")}
+        row = ItemRow(line=0, external_id=item.external_id, text_a=item.text_a,
+                      text_b=item.text_b, metrics={k: v for k, v in item.metrics.items()
+                                                   if k not in SIMILARITY_METRICS}, meta=meta)
+        pair_rows_score([row])
+        item.metrics, item.meta = row.metrics, row.meta
+        changed += ["metrics"]
+    item.save(update_fields=[*changed, *(["meta"] if "metrics" in changed else [])])
+    study_event(study=study, user=user, action="item_edit", item=item.external_id,
+                fields=sorted(set(changed)))
+    return changed
+
+
+@transaction.atomic
+def item_delete(*, item: Item, user: AbstractBaseUser | None = None) -> None:
+    """Delete an item of a draft study that has no answers; recorded with its id."""
+    _item_changeable(item, "deleted")
+    study_event(study=item.study, user=user, action="item_delete", item=item.external_id)
+    item.delete()

@@ -8,20 +8,38 @@ import uuid
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import translation
+from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from core.problems import InputError
 from core.tabular import size_over_limit
 
-from .forms import ControlsForm, DeleteStudyForm, InviteForm, ItemUploadForm, StudyCreateForm
+from .forms import (
+    ControlsForm,
+    DeleteStudyForm,
+    InviteForm,
+    ItemEditForm,
+    ItemUploadForm,
+    StudyCreateForm,
+)
 from .models import Membership
-from .selectors import Role, participant_progress, study_get, study_list
+from .selectors import (
+    MAX_QUERY,
+    Role,
+    item_list,
+    paged,
+    participant_progress,
+    study_get,
+    study_list,
+)
 from .services import (
     controls_generate,
+    item_delete,
+    item_update,
     items_import,
     participants_invite,
     study_actions,
@@ -90,9 +108,7 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
     })
 
 
-@login_required
-@require_POST
-def items_upload(request: HttpRequest, slug: str) -> HttpResponse:
+def _items_upload(request: HttpRequest, slug: str) -> HttpResponse:
     study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
     form = ItemUploadForm(request.POST, request.FILES)
     if form.has_error("file", code="empty"):
@@ -270,3 +286,104 @@ def controls_add(request: HttpRequest, slug: str) -> HttpResponse:
     else:
         messages.success(request, f"Added {count} random control pairs.")
     return redirect("studies:detail", slug=slug)
+
+
+def _list_page(request: HttpRequest, template: str, partial: str, context: dict) -> HttpResponse:
+    """Render a paged list: the whole page, or only its results for an htmx request (paging and
+    searching swap the results and push the URL, whose plain query string works without
+    JavaScript; a history restore asks for the whole page)."""
+    htmx = getattr(request, "htmx", None)
+    whole = not htmx or htmx.history_restore_request
+    response = render(request, template if whole else partial, context)
+    patch_vary_headers(response, ("HX-Request",))
+    return response
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def items_upload(request: HttpRequest, slug: str) -> HttpResponse:
+    """GET: the study's items, paged and searchable (``?q=``, ``?page=``). POST: upload more."""
+    if request.method == "POST":
+        return _items_upload(request, slug)
+    study = study_get(user=request.user, slug=slug)
+    query = request.GET.get("q", "")[:MAX_QUERY]
+    page = paged(request.GET, item_list(study=study, query=query))
+    return _list_page(request, "studies/items.html", "studies/_items_results.html", {
+        "study": study, "page": page, "q": query,
+        "can_change": _items_changeable(study),
+        "total": study.items.count(),
+    })
+
+
+def _items_changeable(study) -> bool:
+    return (Membership.allows(study.role, Role.EDITOR) and study.status == study.Status.DRAFT
+            and not study.is_archived)
+
+
+def _item(request: HttpRequest, slug: str, item_pk: int, need: str):
+    study = study_get(user=request.user, slug=slug, need=need)
+    item = study.items.filter(pk=item_pk).first()
+    if item is None:
+        raise Http404("No such item")
+    item.study = study
+    return study, item
+
+
+@login_required
+@require_GET
+def item_detail(request: HttpRequest, slug: str, item_pk: int) -> HttpResponse:
+    study, item = _item(request, slug, item_pk, Role.VIEWER)
+    return render(request, "studies/item.html", {
+        "study": study, "item": item, "can_change": _items_changeable(study),
+        "n_assigned": item.assignments.count(),
+        "n_answers": item.responses.filter(is_current=True).count(),
+    })
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def item_edit(request: HttpRequest, slug: str, item_pk: int) -> HttpResponse:
+    study, item = _item(request, slug, item_pk, Role.EDITOR)
+    form = ItemEditForm(request.POST or None, initial={
+        "text": item.text, "text_a": item.text_a, "text_b": item.text_b,
+        "is_control": item.is_control})
+    keep = ("text_a", "text_b") if study.display == study.Display.PAIR \
+        else () if item.annotation else ("text",)
+    for name in ("text", "text_a", "text_b"):
+        if name not in keep:
+            del form.fields[name]
+    error = None
+    if request.method == "POST" and form.is_valid():
+        try:
+            changed = item_update(item=item, user=request.user, **form.cleaned_data)
+        except InputError as exc:
+            error = exc
+        else:
+            messages.success(request, f"Item {item.external_id}: "
+                             + ("saved." if changed else "nothing changed."))
+            return redirect("studies:item", slug=slug, item_pk=item.pk)
+    return render(request, "studies/item_edit.html", {
+        "study": study, "item": item, "form": form, "error": error,
+        "can_change": _items_changeable(study),
+    }, status=400 if error or form.errors else 200)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def item_delete_view(request: HttpRequest, slug: str, item_pk: int) -> HttpResponse:
+    study, item = _item(request, slug, item_pk, Role.EDITOR)
+    error = None
+    if request.method == "POST":
+        if request.POST.get("confirm") != "delete":
+            error = "Confirm on this page."
+        else:
+            try:
+                item_delete(item=item, user=request.user)
+            except InputError as exc:
+                error = exc.problems[0].message
+            else:
+                messages.success(request, f"Deleted item {item.external_id}.")
+                return redirect("studies:items_upload", slug=slug)
+    return render(request, "studies/item_delete.html", {
+        "study": study, "item": item, "error": error, "can_change": _items_changeable(study),
+    }, status=400 if error else 200)
