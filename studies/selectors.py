@@ -106,3 +106,25 @@ def item_list(*, study: Study, query: str = "") -> QuerySet[Item]:
 def paged(request_get: Any, queryset: QuerySet) -> Any:
     """Return the requested page (``?page=``) of a queryset; a bad page number is the nearest."""
     return Paginator(queryset, PAGE_SIZE).get_page(request_get.get("page"))
+
+
+def participant_list(*, study: Study, query: str = "") -> QuerySet[Participant]:
+    """The study's participants in order of creation, each with ``last_activity`` (their last
+    answer's time, else consent, else creation); ``query`` matches the platform id or label."""
+    from annotation.models import Response
+
+    participants = study.participants.order_by("id")
+    query = query.strip()[:MAX_QUERY]
+    if query:
+        participants = participants.filter(Q(external_id__icontains=query)
+                                           | Q(label__icontains=query))
+    last = (Response.objects.filter(participant=OuterRef("pk")).order_by("-received_at")
+            .values("received_at")[:1])
+    return participants.annotate(last_answer=Subquery(last))
+
+
+def pseudonyms(*, study: Study) -> dict[int, str]:
+    """{participant id: pseudonym} as the results use them (see `participant_pseudonyms`)."""
+    from annotation.selectors import participant_pseudonyms
+
+    return participant_pseudonyms(study_id=study.pk)

@@ -493,9 +493,37 @@ def participant_consent(*, participant: Participant) -> None:
         participant.save(update_fields=["consented_at"])
 
 
-def participant_revoke(*, participant: Participant) -> None:
+def participant_revoke(*, participant: Participant, user: AbstractBaseUser | None = None) -> None:
+    """Revoke a participant's link: it then shows a polite "no longer valid" page and takes no
+    answer; the answers given before stay (and count) unless they are excluded. Recorded."""
+    if participant.revoked_at is not None:
+        raise InputError([Problem(str(participant.pk), None, None, "this link is already revoked")])
+    study_writable(participant.study)
     participant.revoked_at = timezone.now()
     participant.save(update_fields=["revoked_at"])
+    study_event(study=participant.study, user=user, action="revoke", participant=participant.pk)
+
+
+@transaction.atomic
+def participant_exclude(*, study: Study, pseudonym: str, excluded: bool,
+                        user: AbstractBaseUser | None = None) -> list[str]:
+    """Leave an annotator out of the analysis (or take them back in), by the pseudonym the
+    results use: it is written to ``excluded_annotators`` of the study's analysis settings, so
+    every later run leaves their answers out. Returns the new list; recorded with the pseudonym."""
+    locked = Study.objects.select_for_update().get(pk=study.pk)
+    study_writable(locked)
+    current = list(locked.analysis_settings.get("excluded_annotators") or [])
+    if excluded == (pseudonym in current):
+        raise InputError([Problem(study.slug, None, "excluded_annotators",
+                                  f"{pseudonym} is {'already' if excluded else 'not'} excluded")])
+    wanted = [*current, pseudonym] if excluded else [p for p in current if p != pseudonym]
+    locked.analysis_settings = _analysis_settings(
+        {**locked.analysis_settings, "excluded_annotators": wanted})
+    locked.save(update_fields=["analysis_settings"])
+    study.analysis_settings = locked.analysis_settings
+    study_event(study=study, user=user, action="exclude" if excluded else "include",
+                pseudonym=pseudonym)
+    return list(locked.analysis_settings["excluded_annotators"])
 
 
 @transaction.atomic

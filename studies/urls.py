@@ -34,5 +34,12 @@ urlpatterns = [
          name="unarchive"),
     path("studies/<slug:slug>/delete/", views.study_delete_view, name="delete"),
     path("studies/<slug:slug>/history/", views.study_history, name="history"),
+    path("studies/<slug:slug>/participants/", views.participants_list, name="participants"),
+    path("studies/<slug:slug>/participants/<int:pk>/revoke/", views.participant_action,
+         {"action": "revoke"}, name="participant_revoke"),
+    path("studies/<slug:slug>/participants/<int:pk>/exclude/", views.participant_action,
+         {"action": "exclude"}, name="participant_exclude"),
+    path("studies/<slug:slug>/participants/<int:pk>/include/", views.participant_action,
+         {"action": "include"}, name="participant_include"),
     path("api/", include(router.urls)),
 ]

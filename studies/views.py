@@ -32,7 +32,9 @@ from .selectors import (
     Role,
     item_list,
     paged,
+    participant_list,
     participant_progress,
+    pseudonyms,
     study_get,
     study_list,
 )
@@ -41,6 +43,8 @@ from .services import (
     item_delete,
     item_update,
     items_import,
+    participant_exclude,
+    participant_revoke,
     participants_invite,
     study_actions,
     study_archive,
@@ -386,4 +390,79 @@ def item_delete_view(request: HttpRequest, slug: str, item_pk: int) -> HttpRespo
                 return redirect("studies:items_upload", slug=slug)
     return render(request, "studies/item_delete.html", {
         "study": study, "item": item, "error": error, "can_change": _items_changeable(study),
+    }, status=400 if error else 200)
+
+
+@login_required
+@require_GET
+def participants_list(request: HttpRequest, slug: str) -> HttpResponse:
+    """The study's participants, paged and searchable: progress, source, last activity, flags,
+    pseudonym; an editor also sees platform ids and links and can revoke or exclude."""
+    study = study_get(user=request.user, slug=slug)
+    editor = Membership.allows(study.role, Role.EDITOR)
+    query = request.GET.get("q", "")[:MAX_QUERY] if editor else ""
+    page = paged(request.GET, participant_list(study=study, query=query))
+    names = pseudonyms(study=study)
+    excluded = set(study.analysis_settings.get("excluded_annotators") or [])
+    for participant in page:
+        participant.pseudonym = names.get(participant.pk, "")
+        participant.excluded = participant.pseudonym in excluded
+    return _list_page(request, "studies/participants.html", "studies/_participants_results.html", {
+        "study": study, "page": page, "q": query, "editor": editor,
+        "writable": editor and not study.is_archived,
+        "total": study.participants.count(),
+        "site": request.build_absolute_uri("/").rstrip("/"),
+    })
+
+
+PARTICIPANT_ACTIONS = {
+    "revoke": ("Revoke this link",
+               "The link stops working: its annotator sees a polite page saying the link was "
+               "withdrawn, and no further answer is accepted. The answers given so far are kept "
+               "(exclude them from the analysis to leave them out). This cannot be undone."),
+    "exclude": ("Exclude from the analysis",
+                "Every later analysis run leaves this annotator's answers out (their pseudonym is "
+                "added to the study's analysis settings, excluded_annotators). Nothing is deleted; "
+                "you can include them again."),
+    "include": ("Include in the analysis again",
+                "Later analysis runs use this annotator's answers again."),
+}
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def participant_action(request: HttpRequest, slug: str, pk: int, action: str) -> HttpResponse:
+    """GET: the confirmation page of revoking a link or excluding/including an annotator;
+    POST (from that page, ``confirm=<action>``): do it."""
+    study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
+    participant = study.participants.filter(pk=pk).first()
+    if participant is None:
+        raise Http404("No such participant")
+    participant.study = study
+    pseudonym = pseudonyms(study=study).get(participant.pk, "")
+    error = ""
+    if action in ("exclude", "include") and not pseudonym:
+        error = "This participant has no answer, so there is nothing to exclude."
+    elif request.method == "POST":
+        if request.POST.get("confirm") != action:
+            error = "Confirm on this page."
+        else:
+            try:
+                if action == "revoke":
+                    participant_revoke(participant=participant, user=request.user)
+                    messages.success(request, "The link was revoked.")
+                else:
+                    participant_exclude(study=study, pseudonym=pseudonym,
+                                        excluded=action == "exclude", user=request.user)
+                    messages.success(request, f"{pseudonym} is "
+                                     f"{'excluded from' if action == 'exclude' else 'included in'}"
+                                     " the analysis from the next run on.")
+            except InputError as exc:
+                error = exc.problems[0].message
+            else:
+                return redirect("studies:participants", slug=slug)
+    title, text = PARTICIPANT_ACTIONS[action]
+    return render(request, "studies/participant_confirm.html", {
+        "study": study, "participant": participant, "pseudonym": pseudonym, "action": action,
+        "title": title, "text": text, "error": error,
     }, status=400 if error else 200)
