@@ -27,8 +27,8 @@ from core.items import (
 from core.metrics.controls import random_control_pairs
 from core.metrics.coref import coref_metrics
 from core.metrics.features import error_features
-from core.metrics.similarity import SIMILARITY_METRICS
 from core.metrics.formats import FORMATS, conll_tokens, read_gold_and_system
+from core.metrics.similarity import SIMILARITY_METRICS
 from core.problems import Collector, InputError, Problem
 from core.settings import AnalysisSettings, SettingsError
 from core.tabular import decode
