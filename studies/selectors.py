@@ -80,6 +80,12 @@ PAGE_SIZE = 50
 MAX_QUERY = 200
 
 
+def clean_query(raw: str) -> str:
+    """A search box's text as searched: at most MAX_QUERY characters, no NUL (PostgreSQL's
+    text cannot hold one), no surrounding spaces."""
+    return raw.replace("\x00", "")[:MAX_QUERY].strip()
+
+
 def item_list(*, study: Study, query: str = "") -> QuerySet[Item]:
     """The study's items in import order, each with a short ``preview`` of its text (pairs:
     ``preview_a``, ``preview_b``) and its
@@ -88,7 +94,7 @@ def item_list(*, study: Study, query: str = "") -> QuerySet[Item]:
     from annotation.models import Response
 
     items = study.items.order_by("position")
-    query = query.strip()[:MAX_QUERY]
+    query = clean_query(query)
     if query:
         items = items.filter(Q(external_id__icontains=query) | Q(text__icontains=query)
                              | Q(text_a__icontains=query) | Q(text_b__icontains=query))
@@ -114,7 +120,7 @@ def participant_list(*, study: Study, query: str = "") -> QuerySet[Participant]:
     from annotation.models import Response
 
     participants = study.participants.order_by("id")
-    query = query.strip()[:MAX_QUERY]
+    query = clean_query(query)
     if query:
         participants = participants.filter(Q(external_id__icontains=query)
                                            | Q(label__icontains=query))

@@ -28,8 +28,8 @@ from .forms import (
 )
 from .models import Membership
 from .selectors import (
-    MAX_QUERY,
     Role,
+    clean_query,
     item_list,
     paged,
     participant_list,
@@ -310,7 +310,7 @@ def items_upload(request: HttpRequest, slug: str) -> HttpResponse:
     if request.method == "POST":
         return _items_upload(request, slug)
     study = study_get(user=request.user, slug=slug)
-    query = request.GET.get("q", "")[:MAX_QUERY]
+    query = clean_query(request.GET.get("q", ""))
     page = paged(request.GET, item_list(study=study, query=query))
     return _list_page(request, "studies/items.html", "studies/_items_results.html", {
         "study": study, "page": page, "q": query,
@@ -400,7 +400,7 @@ def participants_list(request: HttpRequest, slug: str) -> HttpResponse:
     pseudonym; an editor also sees platform ids and links and can revoke or exclude."""
     study = study_get(user=request.user, slug=slug)
     editor = Membership.allows(study.role, Role.EDITOR)
-    query = request.GET.get("q", "")[:MAX_QUERY] if editor else ""
+    query = clean_query(request.GET.get("q", "")) if editor else ""
     page = paged(request.GET, participant_list(study=study, query=query))
     names = pseudonyms(study=study)
     excluded = set(study.analysis_settings.get("excluded_annotators") or [])

@@ -44,6 +44,8 @@ def test_the_list_is_paged(alice_client, alice, make_study):
         == PAGE_SIZE
     partial = alice_client.get("/studies/s1/participants/?page=2", headers={"HX-Request": "true"})
     assert partial.content.count(b"data-participant=") == 2 and b"<html" not in partial.content
+    for query in ("?page=-1", "?q=%00", "?q=" + "y" * 5000):
+        assert alice_client.get("/studies/s1/participants/" + query).status_code == 200, query
 
 
 def test_revoking_a_link_is_confirmed_recorded_and_polite(alice_client, alice, make_study):
