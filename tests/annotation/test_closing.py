@@ -127,3 +127,13 @@ def test_a_revoked_link_shows_a_polite_page(annotator):
     participant_revoke(participant=participant)
     page = client.get(f"/a/{participant.token}/next/")
     assert page.status_code == 410 and b"withdrawn by the researcher" in page.content
+
+
+def test_the_saved_page_speaks_the_study_language(annotator):
+    participant, client = annotator
+    Study.objects.filter(pk=participant.study_id).update(language="fr")
+    change(participant, "pause")
+    page = client.get(f"/a/{participant.token}/next/").content.decode()
+    assert "L'étude est en pause pour le moment." in page or \
+        "L&#x27;étude est en pause pour le moment." in page
+    assert "Aucune réponse de votre part" in page
