@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 
 from annotation.models import Response
 from studies.models import Study
-from studies.services import participants_invite, study_close
+from studies.services import participants_invite, study_close, study_transition
 
 from .conftest import login
 
@@ -68,3 +68,26 @@ def test_an_answer_after_the_grace_period_is_not_dropped_silently(live_server, p
     page.locator("#saved-link").click()
     expect(page.locator("#saved")).to_contain_text("The study is closed.")
     assert not Response.objects.exists()
+
+
+def test_an_answer_refused_by_a_pause_is_kept_and_sent_once_reopened(live_server, page, alice,
+                                                                     make_study):
+    study = make_study(alice)
+    participant = participants_invite(study=study, count=1)[0]
+    begin(page, live_server.url, participant)
+    study_transition(study=study, action="pause")
+    Study.objects.filter(pk=study.pk).update(status_changed_at=timezone.now() - timedelta(
+        seconds=settings.CONCORD_ANSWER_GRACE_SECONDS + 60))
+    page.keyboard.press("5")
+    page.get_by_role("button", name="Confirm").click()
+    expect(page.locator("#save-status")).to_have_attribute("data-state", "msg-paused")
+    kept = page.evaluate("Object.keys(localStorage).filter(k => k.startsWith('concord-outbox'))"
+                         ".map(k => Object.keys(JSON.parse(localStorage.getItem(k))).length)")
+    assert kept == [1] and not Response.objects.exists()
+    page.locator("#saved-link").click()  # no "leave the page?" prompt: the answer is kept
+    expect(page.locator("#saved")).to_contain_text("The study is paused")
+    study_transition(study=Study.objects.get(pk=study.pk), action="open")
+    page.goto(f"{live_server.url}/a/{participant.token}/next/")
+    # The reopened study's item page sends the kept answer first, then moves on.
+    expect(page.locator(".progress-text")).to_contain_text("Item 2 of")
+    assert Response.objects.get(participant=participant).answers.get().value == 5
