@@ -16,6 +16,7 @@ import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 from pathlib import Path, PurePath
 from typing import Any
 
@@ -44,11 +45,29 @@ MAX_EVENTS = 500
 
 
 class AnswerRejected(ValueError):
-    """The answer cannot be stored (bad value, unknown position, closed study)."""
+    """The answer cannot be stored (bad value, unknown position, closed study).
 
-    def __init__(self, message: str, *, status: int = 400):
+    ``study_status`` is set when the study's status refused it (paused, closed, draft).
+    """
+
+    def __init__(self, message: str, *, status: int = 400, study_status: str = ""):
         super().__init__(message)
         self.status = status
+        self.study_status = study_status
+
+
+def answer_grace(*, study: Study, shown_at: datetime | None,
+                 now: datetime | None = None) -> bool:
+    """Whether an answer to a presentation shown at ``shown_at`` is still accepted although the
+    study is not open: it was on screen before the study was paused or closed, and the grace
+    period (``CONCORD_ANSWER_GRACE_SECONDS``) since that change has not run out."""
+    changed = study.status_changed_at
+    if study.status not in (Study.Status.PAUSED, Study.Status.CLOSED) or changed is None:
+        return False
+    if shown_at is None or shown_at > changed:
+        return False
+    grace = timedelta(seconds=settings.CONCORD_ANSWER_GRACE_SECONDS)
+    return (now or timezone.now()) - changed <= grace
 
 
 @dataclass(frozen=True)
@@ -285,7 +304,12 @@ def response_submit(
     if participant.revoked_at is not None:
         raise AnswerRejected("this link has been revoked", status=403)
     if study.status != study.Status.OPEN:
-        raise AnswerRejected("the study is not open", status=409)
+        # An item already on screen when the study was paused or closed is still answered.
+        shown_at = (Assignment.objects.filter(participant=participant, position=position)
+                    .values_list("shown_at", flat=True).first())
+        if not answer_grace(study=study, shown_at=shown_at):
+            raise AnswerRejected(f"the study is {study.get_status_display().lower()}",
+                                 status=409, study_status=study.status)
     validated = answers_validate(questions=study.question_list, submitted=answers)
     if active_ms is not None and not 0 <= active_ms <= MAX_ACTIVE_MS:
         active_ms = None

@@ -43,6 +43,7 @@ from .selectors import (
 )
 from .services import (
     AnswerRejected,
+    answer_grace,
     assignment_shown,
     pending_import_confirm,
     pending_import_create,
@@ -98,6 +99,8 @@ def consent(request: HttpRequest, participant: Participant) -> HttpResponse:
 def instructions(request: HttpRequest, participant: Participant) -> HttpResponse:
     if participant.consented_at is None:
         return redirect("annotation:consent", token=participant.token)
+    if not participant.study.is_open:
+        return _saved_page(request, participant)
     return render(request, "annotation/instructions.html",
                   {"study": participant.study, "participant": participant,
                    "minutes": participant_minutes_left(participant=participant)})
@@ -111,6 +114,11 @@ def next_item(request: HttpRequest, participant: Participant) -> HttpResponse:
     assignment = next_assignment(participant=participant)
     if assignment is None:
         return redirect("annotation:done", token=participant.token)
+    if not participant.study.is_open:
+        # The item on screen when the study was paused or closed can still be answered (a
+        # reload shows it again); anything else: the answers so far are saved.
+        if not answer_grace(study=participant.study, shown_at=assignment.shown_at):
+            return _saved_page(request, participant)
     assignment_shown(assignment=assignment)
     return _item_page(request, participant, assignment, current=None)
 
@@ -121,6 +129,8 @@ def item_at(request: HttpRequest, participant: Participant, position: int) -> Ht
     """Show an item already answered again, with the current answers, to change them."""
     if participant.consented_at is None:
         return redirect("annotation:consent", token=participant.token)
+    if not participant.study.is_open:
+        return _saved_page(request, participant)
     assignment = assignment_at(participant=participant, position=position)
     if assignment is None:
         return redirect("annotation:next", token=participant.token)
@@ -182,7 +192,7 @@ def answer(request: HttpRequest, participant: Participant) -> HttpResponse:
         result = response_submit(participant=participant, position=position, answers=answers,
                                  client_id=client_id, active_ms=active_ms, events=events)
     except AnswerRejected as exc:
-        return _reject(request, wants_json, participant, str(exc), exc.status)
+        return _reject(request, wants_json, participant, str(exc), exc.status, exc.study_status)
     target = "annotation:done" if result.complete else "annotation:next"
     next_url = reverse(target, kwargs={"token": participant.token})
     if not wants_json:
@@ -255,11 +265,37 @@ def _json_list(raw: str | None) -> list:
     return value if isinstance(value, list) else []
 
 
-def _reject(request, wants_json: bool, participant: Participant, message: str, status: int):
+def _reject(request, wants_json: bool, participant: Participant, message: str, status: int,
+            study_status: str = ""):
     if wants_json:
-        return JsonResponse({"stored": False, "error": message}, status=status)
+        body = {"stored": False, "error": message}
+        if study_status:
+            # The page tells the annotator and offers the "your answers are saved" page.
+            body |= {"study_status": study_status,
+                     "next": reverse("annotation:next", kwargs={"token": participant.token})}
+        return JsonResponse(body, status=status)
+    if study_status:
+        return _saved_page(request, participant, lost=True, status=status)
     return render(request, "annotation/closed.html",
                   {"study": participant.study, "message": message}, status=status)
+
+
+def _saved_page(request: HttpRequest, participant: Participant, *, lost: bool = False,
+                status: int = 200) -> HttpResponse:
+    """The page of a study that is paused or closed: the annotator's answers so far are saved
+    (with the completion code when they finished); ``lost``: the answer just sent came too late."""
+    study = participant.study
+    return render(request, "annotation/saved.html", {
+        "study": study, "participant": participant, "lost": lost,
+        "completion_link": _completion_link(study) if participant.is_complete else "",
+    }, status=status)
+
+
+def _completion_link(study: Study) -> str:
+    if not study.completion_url:
+        return ""
+    sep = "&" if "?" in study.completion_url else "?"
+    return f"{study.completion_url}{sep}cc={study.completion_code}"
 
 
 @require_GET
@@ -268,10 +304,7 @@ def done(request: HttpRequest, participant: Participant) -> HttpResponse:
     if next_assignment(participant=participant) is not None:
         return redirect("annotation:next", token=participant.token)
     study = participant.study
-    completion_link = ""
-    if study.completion_url:
-        sep = "&" if "?" in study.completion_url else "?"
-        completion_link = f"{study.completion_url}{sep}cc={study.completion_code}"
+    completion_link = _completion_link(study)
     # Checked again here: rows stored before `join` checked the target still hold it unchecked.
     submit_to = _mturk_submit_to(participant.meta.get("turkSubmitTo", ""), study=study)
     return render(request, "annotation/done.html", {

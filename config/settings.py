@@ -341,6 +341,9 @@ WHITENOISE_AUTOREFRESH = DEBUG
 
 # --- Uploads --------------------------------------------------------------------------------
 # Item and response files are validated whole before anything is written; this is their limit.
+# After a study is paused or closed, an answer to an item that was already on the annotator's
+# screen is still accepted for this long (docs/lifecycle.md): no answer is lost by a close.
+CONCORD_ANSWER_GRACE_SECONDS = envint("CONCORD_ANSWER_GRACE_SECONDS", 2 * 3600)
 CONCORD_MAX_UPLOAD_BYTES = envint("CONCORD_MAX_UPLOAD_BYTES", 10 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024

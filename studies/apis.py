@@ -23,14 +23,16 @@ from core.tabular import size_over_limit
 
 from .definitions import validate_definition
 from .models import Item, Participant, Question, Study
-from .selectors import Role, StudyScopedMixin, study_get, study_list
+from .selectors import Role, StudyScopedMixin, pseudonyms, study_get, study_list
 from .services import (
     items_import,
+    participant_exclude,
     participant_revoke,
     participants_invite,
-    study_close,
+    study_archive,
     study_create_from_definition,
-    study_open,
+    study_delete,
+    study_transition,
 )
 
 
@@ -130,25 +132,69 @@ class StudyViewSet(viewsets.ReadOnlyModelViewSet):
         study = study_get(user=request.user, slug=study.slug)
         return Response(StudySerializer(study).data, status=status.HTTP_201_CREATED)
 
-    def _transition(self, slug: str, change) -> Response:
-        study = study_get(user=self.request.user, slug=slug, need=Role.EDITOR)
+    def _change(self, slug: str, need: str, change: Any) -> Response:
+        study = study_get(user=self.request.user, slug=slug, need=need)
         try:
-            change(study=study)
+            change(study)
         except InputError as exc:
             return problems_response(exc)
         return Response(StudySerializer(study_get(user=self.request.user, slug=slug)).data)
 
     @extend_schema(request=None, responses={200: StudySerializer, 400: PROBLEMS},
-                   description="Open the study to annotators (its design must be buildable).")
+                   description="Open the study to annotators (from draft, paused or closed; its "
+                               "design must be buildable). Editor.")
     @action(detail=True, methods=["post"])
     def open(self, request: Request, slug: str) -> Response:
-        return self._transition(slug, study_open)
+        return self._change(slug, Role.EDITOR, lambda study: study_transition(
+            study=study, action="open", user=request.user))
 
-    @extend_schema(request=None, responses={200: StudySerializer},
-                   description="Close the study: no new annotator starts.")
+    @extend_schema(request=None, responses={200: StudySerializer, 400: PROBLEMS},
+                   description="Pause an open study: no new item is shown; answers to items "
+                               "already on screen are accepted for the grace period. Editor.")
+    @action(detail=True, methods=["post"])
+    def pause(self, request: Request, slug: str) -> Response:
+        return self._change(slug, Role.EDITOR, lambda study: study_transition(
+            study=study, action="pause", user=request.user))
+
+    @extend_schema(request=None, responses={200: StudySerializer, 400: PROBLEMS},
+                   description="Close an open or paused study (answers to items already on "
+                               "screen are accepted for the grace period). Editor.")
     @action(detail=True, methods=["post"])
     def close(self, request: Request, slug: str) -> Response:
-        return self._transition(slug, study_close)
+        return self._change(slug, Role.EDITOR, lambda study: study_transition(
+            study=study, action="close", user=request.user))
+
+    @extend_schema(request=inline_serializer("Archive", {"archived": serializers.BooleanField()}),
+                   responses={200: StudySerializer, 400: PROBLEMS},
+                   description="Archive a draft or closed study (read-only, hidden from the "
+                               "default list), or unarchive it with {\"archived\": false}. Editor.")
+    @action(detail=True, methods=["post"])
+    def archive(self, request: Request, slug: str) -> Response:
+        body = request.data if isinstance(request.data, dict) else {}
+        archived = body.get("archived", True)
+        if not isinstance(archived, bool):
+            raise ValidationError({"archived": ["must be true or false"]})
+        return self._change(slug, Role.EDITOR, lambda study: study_archive(
+            study=study, archived=archived, user=request.user))
+
+    @extend_schema(request=inline_serializer("DeleteStudy", {"confirm_slug": serializers.CharField()}),
+                   responses={200: inline_serializer("Deleted", {
+                       "items": serializers.IntegerField(),
+                       "participants": serializers.IntegerField()}), 400: PROBLEMS},
+                   description="Delete the study with every item, participant and answer; "
+                               "`confirm_slug` must repeat its slug. Owner only.")
+    @action(detail=True, methods=["post"], url_path="delete")
+    def delete_study(self, request: Request, slug: str) -> Response:
+        study = study_get(user=request.user, slug=slug, need=Role.OWNER)
+        body = request.data if isinstance(request.data, dict) else {}
+        confirm = body.get("confirm_slug")
+        if not isinstance(confirm, str):
+            raise ValidationError({"confirm_slug": ["repeat the study's slug to delete it"]})
+        try:
+            counts = study_delete(study=study, confirm_slug=confirm, user=request.user)
+        except InputError as exc:
+            return problems_response(exc)
+        return Response(counts)
 
 
 class ItemViewSet(StudyScopedMixin, mixins.ListModelMixin, viewsets.GenericViewSet):
@@ -205,12 +251,40 @@ class ParticipantViewSet(StudyScopedMixin, viewsets.ReadOnlyModelViewSet):
         return Response(InvitedSerializer(created, many=True, context={"request": request}).data,
                         status=status.HTTP_201_CREATED)
 
-    @extend_schema(request=None, responses={200: ParticipantSerializer},
+    @extend_schema(request=None, responses={200: ParticipantSerializer, 400: PROBLEMS},
                    description="Revoke the participant's link: the annotator then sees a page "
-                               "saying so; answers already stored stay.")
+                               "saying so; answers already stored stay. Editor.")
     @action(detail=True, methods=["post"])
     def revoke(self, request: Request, study_slug: str, pk: str) -> Response:
         participant = self.get_object()
-        if participant.revoked_at is None:
-            participant_revoke(participant=participant)
+        try:
+            participant_revoke(participant=participant, user=request.user)
+        except InputError as exc:
+            return problems_response(exc)
         return Response(ParticipantSerializer(participant).data)
+
+    @extend_schema(request=inline_serializer("Exclude", {"excluded": serializers.BooleanField()}),
+                   responses={200: inline_serializer("Excluded", {
+                       "excluded_annotators": serializers.ListField(
+                           child=serializers.CharField())}), 400: PROBLEMS},
+                   description="Leave the participant's answers out of every later analysis run "
+                               "(or take them back in with {\"excluded\": false}); recorded in "
+                               "the study's analysis settings by the pseudonym the results use. "
+                               "Editor.")
+    @action(detail=True, methods=["post"])
+    def exclude(self, request: Request, study_slug: str, pk: str) -> Response:
+        participant = self.get_object()
+        body = request.data if isinstance(request.data, dict) else {}
+        excluded = body.get("excluded", True)
+        if not isinstance(excluded, bool):
+            raise ValidationError({"excluded": ["must be true or false"]})
+        pseudonym = pseudonyms(study=self.study()).get(participant.pk)
+        if pseudonym is None:
+            raise ValidationError({"detail": "this participant has no answer yet, so no "
+                                             "pseudonym in the results"})
+        try:
+            current = participant_exclude(study=self.study(), pseudonym=pseudonym,
+                                          excluded=excluded, user=request.user)
+        except InputError as exc:
+            return problems_response(exc)
+        return Response({"excluded_annotators": current})

@@ -36,3 +36,19 @@ class InviteForm(forms.Form):
 class ControlsForm(forms.Form):
     n = forms.IntegerField(label="Control pairs", min_value=1, max_value=1000, initial=5)
     seed = forms.IntegerField(required=False, help_text="Blank: the study's seed.")
+
+
+class DeleteStudyForm(forms.Form):
+    confirm_slug = forms.CharField(label="Type the study's slug to confirm", max_length=60)
+
+
+class ItemEditForm(forms.Form):
+    """The editable fields of an item; the view drops those its study's display has not."""
+
+    text = forms.CharField(widget=forms.Textarea(attrs={"rows": 8}), required=False,
+                           strip=False)
+    text_a = forms.CharField(label="Sentence A", widget=forms.Textarea(attrs={"rows": 3}),
+                             required=False, strip=False)
+    text_b = forms.CharField(label="Sentence B", widget=forms.Textarea(attrs={"rows": 3}),
+                             required=False, strip=False)
+    is_control = forms.BooleanField(label="Control item", required=False)

@@ -24,6 +24,7 @@ class Study(models.Model):
     class Status(models.TextChoices):
         DRAFT = "draft", _("Draft")
         OPEN = "open", _("Open")
+        PAUSED = "paused", _("Paused")
         CLOSED = "closed", _("Closed")
 
     class Display(models.TextChoices):
@@ -56,6 +57,11 @@ class Study(models.Model):
     completion_url = models.URLField(blank=True, help_text="e.g. Prolific's completion URL.")
     analysis_settings = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # When the status last changed: an answer to an item shown before a close or a pause is
+    # accepted for CONCORD_ANSWER_GRACE_SECONDS after it (docs/lifecycle.md).
+    status_changed_at = models.DateTimeField(null=True, blank=True)
+    # An archived study is hidden from the default study list and read-only.
+    archived_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -67,6 +73,10 @@ class Study(models.Model):
     @property
     def is_open(self) -> bool:
         return self.status == self.Status.OPEN
+
+    @property
+    def is_archived(self) -> bool:
+        return self.archived_at is not None
 
     @cached_property
     def question_list(self) -> list[Question]:
@@ -198,6 +208,44 @@ class Membership(models.Model):
     def allows(cls, role: str | None, need: str) -> bool:
         """Whether ``role`` (None: no membership) is at least ``need``."""
         return role is not None and cls.RANK[cls.Role(role)] >= cls.RANK[cls.Role(need)]
+
+
+class StudyEvent(models.Model):
+    """The audit trail of a study: who changed what, when (never an annotator's data).
+
+    The entry outlives its study (``study`` becomes null when the study is deleted; the slug
+    stays), so a deletion is itself recorded.
+    """
+
+    class Action(models.TextChoices):
+        OPEN = "open", _("Opened")
+        PAUSE = "pause", _("Paused")
+        CLOSE = "close", _("Closed")
+        ARCHIVE = "archive", _("Archived")
+        UNARCHIVE = "unarchive", _("Unarchived")
+        DELETE = "delete", _("Deleted")
+        ITEM_EDIT = "item_edit", _("Item edited")
+        ITEM_DELETE = "item_delete", _("Item deleted")
+        REVOKE = "revoke", _("Link revoked")
+        EXCLUDE = "exclude", _("Excluded from the analysis")
+        INCLUDE = "include", _("Included in the analysis again")
+
+    study = models.ForeignKey(Study, null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="events")
+    study_slug = models.CharField(max_length=60)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                             on_delete=models.SET_NULL, related_name="+")
+    action = models.CharField(max_length=20, choices=Action.choices)
+    at = models.DateTimeField(auto_now_add=True)
+    # Ids and statuses only (an item's id, a pseudonym, "open -> closed"), never answers.
+    detail = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        indexes = [models.Index(fields=["study", "-at"], name="studyevent_study_at")]
+
+    def __str__(self) -> str:
+        return f"{self.study_slug} {self.action} {self.at:%Y-%m-%d %H:%M}"
 
 
 class Participant(models.Model):

@@ -6,10 +6,12 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import PermissionDenied
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.core.paginator import Paginator
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce, Substr
 from django.http import Http404
 
-from .models import Membership, Participant, Study
+from .models import Assignment, Item, Membership, Participant, Study
 
 Role = Membership.Role
 
@@ -72,3 +74,63 @@ class StudyScopedMixin:
                                     need=need)
         return self._study
 
+
+
+PAGE_SIZE = 50
+MAX_QUERY = 200
+
+
+def clean_query(raw: str) -> str:
+    """A search box's text as searched: at most MAX_QUERY characters, no NUL (PostgreSQL's
+    text cannot hold one), no surrounding spaces."""
+    return raw.replace("\x00", "")[:MAX_QUERY].strip()
+
+
+def item_list(*, study: Study, query: str = "") -> QuerySet[Item]:
+    """The study's items in import order, each with a short ``preview`` of its text (pairs:
+    ``preview_a``, ``preview_b``) and its
+    ``n_assigned`` (presentations) and ``n_answers`` (current answers to them); ``query``
+    matches the id or any text, case-insensitively. The full texts are not loaded."""
+    from annotation.models import Response
+
+    items = study.items.order_by("position")
+    query = clean_query(query)
+    if query:
+        items = items.filter(Q(external_id__icontains=query) | Q(text__icontains=query)
+                             | Q(text_a__icontains=query) | Q(text_b__icontains=query))
+    assigned = (Assignment.objects.filter(item=OuterRef("pk")).order_by()
+                .values("item").annotate(n=Count("pk")).values("n"))
+    answers = (Response.objects.filter(item=OuterRef("pk"), is_current=True).order_by()
+               .values("item").annotate(n=Count("pk")).values("n"))
+    return (items.only("id", "external_id", "position", "is_control")
+            .annotate(preview=Substr("text", 1, 160), preview_a=Substr("text_a", 1, 80),
+                      preview_b=Substr("text_b", 1, 80),
+                      n_assigned=Coalesce(Subquery(assigned), 0),
+                      n_answers=Coalesce(Subquery(answers), 0)))
+
+
+def paged(request_get: Any, queryset: QuerySet) -> Any:
+    """Return the requested page (``?page=``) of a queryset; a bad page number is the nearest."""
+    return Paginator(queryset, PAGE_SIZE).get_page(request_get.get("page"))
+
+
+def participant_list(*, study: Study, query: str = "") -> QuerySet[Participant]:
+    """The study's participants in order of creation, each with ``last_activity`` (their last
+    answer's time, else consent, else creation); ``query`` matches the platform id or label."""
+    from annotation.models import Response
+
+    participants = study.participants.order_by("id")
+    query = clean_query(query)
+    if query:
+        participants = participants.filter(Q(external_id__icontains=query)
+                                           | Q(label__icontains=query))
+    last = (Response.objects.filter(participant=OuterRef("pk")).order_by("-received_at")
+            .values("received_at")[:1])
+    return participants.annotate(last_answer=Subquery(last))
+
+
+def pseudonyms(*, study: Study) -> dict[int, str]:
+    """{participant id: pseudonym} as the results use them (see `participant_pseudonyms`)."""
+    from annotation.selectors import participant_pseudonyms
+
+    return participant_pseudonyms(study_id=study.pk)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from pathlib import PurePath
+import shutil
+from pathlib import Path, PurePath
 from typing import Any
 
 import numpy as np
@@ -27,12 +28,13 @@ from core.metrics.controls import random_control_pairs
 from core.metrics.coref import coref_metrics
 from core.metrics.features import error_features
 from core.metrics.formats import FORMATS, conll_tokens, read_gold_and_system
+from core.metrics.similarity import SIMILARITY_METRICS
 from core.problems import Collector, InputError, Problem
 from core.settings import AnalysisSettings, SettingsError
 from core.tabular import decode
 
 from .item_metrics import pair_rows_score, sentiment_problems
-from .models import Assignment, Item, Membership, Participant, Question, Study
+from .models import Assignment, Item, Membership, Participant, Question, Study, StudyEvent
 from .presets import DEFAULT_QUESTION_KEY, preset_questions, preset_scale
 
 
@@ -201,6 +203,7 @@ def items_import(*, study: Study, data: bytes, filename: str) -> int:
 
     Raises `InputError` listing every problem; nothing is written then.
     """
+    study_writable(study)
     if study.status != Study.Status.DRAFT:
         raise InputError([Problem(filename, None, None,
                                   "items can only be added while the study is a draft")])
@@ -259,6 +262,7 @@ def coref_items_import(
 
     Raises `InputError` listing every problem of both files; nothing is written then.
     """
+    study_writable(study)
     if study.status != Study.Status.DRAFT:
         raise InputError([Problem(gold_name, None, None,
                                   "items can only be added while the study is a draft")])
@@ -313,22 +317,119 @@ def coref_items_import(
     return len(items)
 
 
-def study_open(*, study: Study) -> Study:
-    """Open a draft (or closed) study to annotators, after checking its design can be built."""
-    n_items = study.items.count()
-    controls = study.items.filter(is_control=True).count()
-    problems = study_design(study).problems(available=n_items, controls=controls)
-    if problems:
-        raise InputError([Problem(study.slug, None, "design", p) for p in problems])
-    study.status = Study.Status.OPEN
-    study.save(update_fields=["status"])
+def study_event(*, study: Study, user: AbstractBaseUser | None, action: str,
+                **detail: Any) -> StudyEvent:
+    """Record who changed what in a study and when (ids and statuses only, never answers)."""
+    return StudyEvent.objects.create(study=study, study_slug=study.slug,
+                                     user=user if user is not None and user.pk else None,
+                                     action=action, detail=detail)
+
+
+def study_writable(study: Study, what: str = "changed") -> None:
+    """Refuse any change to an archived study (read-only until it is unarchived)."""
+    if study.archived_at is not None:
+        raise InputError([Problem(study.slug, None, None,
+                                  f"the study is archived and cannot be {what}; "
+                                  "unarchive it first")])
+
+
+# The lifecycle (docs/lifecycle.md): action -> (statuses it starts from, status it leads to).
+S = Study.Status
+TRANSITIONS: dict[str, tuple[frozenset[str], str]] = {
+    "open": (frozenset({S.DRAFT, S.PAUSED, S.CLOSED}), S.OPEN),
+    "pause": (frozenset({S.OPEN}), S.PAUSED),
+    "close": (frozenset({S.OPEN, S.PAUSED}), S.CLOSED),
+}
+
+
+def study_actions(study: Study) -> list[str]:
+    """The status changes open to the study now, in the order the study page offers them."""
+    if study.archived_at is not None:
+        return []
+    return [action for action, (sources, _) in TRANSITIONS.items() if study.status in sources]
+
+
+@transaction.atomic
+def study_transition(*, study: Study, action: str,
+                     user: AbstractBaseUser | None = None) -> Study:
+    """Change the study's status (open, pause, close), recorded with who and when.
+
+    Opening checks that the design can be built from the items; a pause or a close keeps
+    accepting answers to items already on screen for the grace period
+    (``CONCORD_ANSWER_GRACE_SECONDS``, see `annotation.services.response_submit`).
+    """
+    if action not in TRANSITIONS:
+        raise InputError([Problem(study.slug, None, "action", f"unknown action {action!r}")])
+    locked = Study.objects.select_for_update().get(pk=study.pk)
+    study_writable(locked, "opened, paused or closed")
+    sources, target = TRANSITIONS[action]
+    if locked.status not in sources:
+        raise InputError([Problem(study.slug, None, "status",
+                                  f"a {locked.get_status_display().lower()} study cannot be "
+                                  f"{'opened' if action == 'open' else action + 'd'}")])
+    if target == S.OPEN:
+        n_items = locked.items.count()
+        controls = locked.items.filter(is_control=True).count()
+        problems = study_design(locked).problems(available=n_items, controls=controls)
+        if problems:
+            raise InputError([Problem(study.slug, None, "design", p) for p in problems])
+    before = locked.status
+    study.status = target
+    study.status_changed_at = timezone.now()
+    study.save(update_fields=["status", "status_changed_at"])
+    study_event(study=study, user=user, action=action, **{"from": before, "to": target})
     return study
 
 
-def study_close(*, study: Study) -> Study:
-    study.status = Study.Status.CLOSED
-    study.save(update_fields=["status"])
+def study_open(*, study: Study, user: AbstractBaseUser | None = None) -> Study:
+    """Open a draft, paused or closed study to annotators, after checking its design."""
+    return study_transition(study=study, action="open", user=user)
+
+
+def study_close(*, study: Study, user: AbstractBaseUser | None = None) -> Study:
+    return study_transition(study=study, action="close", user=user)
+
+
+@transaction.atomic
+def study_archive(*, study: Study, archived: bool,
+                  user: AbstractBaseUser | None = None) -> Study:
+    """Archive a study that is not open or paused (hidden from the default list, read-only),
+    or unarchive it."""
+    if archived:
+        if study.archived_at is not None:
+            raise InputError([Problem(study.slug, None, None, "the study is already archived")])
+        if study.status in (S.OPEN, S.PAUSED):
+            raise InputError([Problem(study.slug, None, "status",
+                                      "close the study before archiving it")])
+        study.archived_at = timezone.now()
+    else:
+        if study.archived_at is None:
+            raise InputError([Problem(study.slug, None, None, "the study is not archived")])
+        study.archived_at = None
+    study.save(update_fields=["archived_at"])
+    study_event(study=study, user=user, action="archive" if archived else "unarchive")
     return study
+
+
+@transaction.atomic
+def study_delete(*, study: Study, confirm_slug: str,
+                 user: AbstractBaseUser | None = None) -> dict[str, int]:
+    """Delete a study with its items, participants and answers, once its slug is typed.
+
+    Its analysis runs (with their stored results) and export records go with it, and the export
+    files once the deletion commits. The audit entry records that it happened and the counts,
+    never the data; it outlives the study. Returns the counts deleted.
+    """
+    if confirm_slug.strip() != study.slug:
+        raise InputError([Problem(study.slug, None, "confirm_slug",
+                                  "type the study's slug exactly to delete it")])
+    counts = {"items": study.items.count(), "participants": study.participants.count()}
+    study_event(study=study, user=user, action="delete", **counts)
+    # Export files live in EXPORTS_DIR/<study id>/ (exports.selectors.export_file_path).
+    folder = Path(settings.EXPORTS_DIR) / str(study.pk)
+    study.delete()
+    transaction.on_commit(lambda: shutil.rmtree(folder, ignore_errors=True))
+    return counts
 
 
 @transaction.atomic
@@ -371,6 +472,7 @@ def participants_invite(*, study: Study, count: int, label: str = "") -> list[Pa
 
     All or none: a study whose design cannot be built (no items yet) leaves no participant.
     """
+    study_writable(study)
     if not 1 <= count <= 1000:
         raise ValueError("invite between 1 and 1000 participants at a time")
     created = []
@@ -400,9 +502,37 @@ def participant_consent(*, participant: Participant) -> None:
         participant.save(update_fields=["consented_at"])
 
 
-def participant_revoke(*, participant: Participant) -> None:
+def participant_revoke(*, participant: Participant, user: AbstractBaseUser | None = None) -> None:
+    """Revoke a participant's link: it then shows a polite "no longer valid" page and takes no
+    answer; the answers given before stay (and count) unless they are excluded. Recorded."""
+    if participant.revoked_at is not None:
+        raise InputError([Problem(str(participant.pk), None, None, "this link is already revoked")])
+    study_writable(participant.study)
     participant.revoked_at = timezone.now()
     participant.save(update_fields=["revoked_at"])
+    study_event(study=participant.study, user=user, action="revoke", participant=participant.pk)
+
+
+@transaction.atomic
+def participant_exclude(*, study: Study, pseudonym: str, excluded: bool,
+                        user: AbstractBaseUser | None = None) -> list[str]:
+    """Leave an annotator out of the analysis (or take them back in), by the pseudonym the
+    results use: it is written to ``excluded_annotators`` of the study's analysis settings, so
+    every later run leaves their answers out. Returns the new list; recorded with the pseudonym."""
+    locked = Study.objects.select_for_update().get(pk=study.pk)
+    study_writable(locked)
+    current = list(locked.analysis_settings.get("excluded_annotators") or [])
+    if excluded == (pseudonym in current):
+        raise InputError([Problem(study.slug, None, "excluded_annotators",
+                                  f"{pseudonym} is {'already' if excluded else 'not'} excluded")])
+    wanted = [*current, pseudonym] if excluded else [p for p in current if p != pseudonym]
+    locked.analysis_settings = _analysis_settings(
+        {**locked.analysis_settings, "excluded_annotators": wanted})
+    locked.save(update_fields=["analysis_settings"])
+    study.analysis_settings = locked.analysis_settings
+    study_event(study=study, user=user, action="exclude" if excluded else "include",
+                pseudonym=pseudonym)
+    return list(locked.analysis_settings["excluded_annotators"])
 
 
 @transaction.atomic
@@ -416,6 +546,7 @@ def controls_generate(*, study: Study, n: int, seed: int | None = None) -> int:
     similarity metrics and sentiment as imported pairs do, and meta `control_of_a` /
     `control_of_b`: the ids of the items their sentences come from.
     """
+    study_writable(study)
     if study.status != Study.Status.DRAFT or study.display != Study.Display.PAIR:
         raise InputError([Problem(study.slug, None, None,
                                   "controls can only be added to a sentence-pair study in draft")])
@@ -443,3 +574,66 @@ def controls_generate(*, study: Study, n: int, seed: int | None = None) -> int:
         for k, row in enumerate(rows)
     )
     return len(rows)
+
+
+def _item_changeable(item: Item, what: str) -> None:
+    study = item.study
+    study_writable(study)
+    if study.status != Study.Status.DRAFT:
+        raise InputError([Problem(item.external_id, None, None,
+                                  f"items can only be {what} while the study is a draft")])
+    if item.responses.exists():
+        raise InputError([Problem(item.external_id, None, None,
+                                  f"this item has answers (imported responses), so it cannot be "
+                                  f"{what}")])
+
+
+@transaction.atomic
+def item_update(*, item: Item, user: AbstractBaseUser | None = None, text: str | None = None,
+                text_a: str | None = None, text_b: str | None = None,
+                is_control: bool | None = None) -> list[str]:
+    """Change an item of a draft study (its texts, its control flag); return the changed fields.
+
+    An annotated coreference item's text comes from its documents and is not edited here
+    (delete it and upload the documents again); a plain passage is. An edited sentence pair gets its similarity metrics and its
+    VADER sentiment computed again (imported sentiment is kept). Recorded in the history with
+    the item's id and the names of the fields changed, never the texts.
+    """
+    _item_changeable(item, "edited")
+    study = item.study
+    wanted: dict[str, Any] = {"is_control": is_control}
+    if study.display == Study.Display.PAIR:
+        wanted |= {"text_a": text_a, "text_b": text_b}
+    elif study.display == Study.Display.TEXT or not item.annotation:
+        wanted |= {"text": text}
+    changed = [name for name, value in wanted.items()
+               if value is not None and value != getattr(item, name)]
+    for name in changed:
+        setattr(item, name, wanted[name])
+    for name in ("text", "text_a", "text_b"):
+        if name in changed and not getattr(item, name).strip():
+            raise InputError([Problem(item.external_id, None, name, "the text cannot be empty")])
+    if not changed:
+        return []
+    if study.display == Study.Display.PAIR and {"text_a", "text_b"} & set(changed):
+        meta = {k: v for k, v in item.meta.items()
+                if item.meta.get("sentiment_source") == "imported"
+                or k not in ("sentiment_a", "sentiment_b", "sentiment_source")}
+        row = ItemRow(line=0, external_id=item.external_id, text_a=item.text_a,
+                      text_b=item.text_b, metrics={k: v for k, v in item.metrics.items()
+                                                   if k not in SIMILARITY_METRICS}, meta=meta)
+        pair_rows_score([row])
+        item.metrics, item.meta = row.metrics, row.meta
+        changed += ["metrics"]
+    item.save(update_fields=[*changed, *(["meta"] if "metrics" in changed else [])])
+    study_event(study=study, user=user, action="item_edit", item=item.external_id,
+                fields=sorted(set(changed)))
+    return changed
+
+
+@transaction.atomic
+def item_delete(*, item: Item, user: AbstractBaseUser | None = None) -> None:
+    """Delete an item of a draft study that has no answers; recorded with its id."""
+    _item_changeable(item, "deleted")
+    study_event(study=item.study, user=user, action="item_delete", item=item.external_id)
+    item.delete()

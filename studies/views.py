@@ -8,30 +8,59 @@ import uuid
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import translation
+from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from core.problems import InputError
 from core.tabular import size_over_limit
 
-from .forms import ControlsForm, InviteForm, ItemUploadForm, StudyCreateForm
-from .selectors import Role, participant_progress, study_get, study_list
+from .forms import (
+    ControlsForm,
+    DeleteStudyForm,
+    InviteForm,
+    ItemEditForm,
+    ItemUploadForm,
+    StudyCreateForm,
+)
+from .models import Membership
+from .selectors import (
+    Role,
+    clean_query,
+    item_list,
+    paged,
+    participant_list,
+    participant_progress,
+    pseudonyms,
+    study_get,
+    study_list,
+)
 from .services import (
     controls_generate,
+    item_delete,
+    item_update,
     items_import,
+    participant_exclude,
+    participant_revoke,
     participants_invite,
-    study_close,
+    study_actions,
+    study_archive,
     study_create,
-    study_open,
+    study_delete,
+    study_transition,
 )
 
 
 @login_required
 @require_GET
 def study_index(request: HttpRequest) -> HttpResponse:
-    return render(request, "studies/list.html", {"studies": study_list(user=request.user)})
+    """The user's studies; archived ones only with ``?archived=1``."""
+    archived = request.GET.get("archived") == "1"
+    studies = study_list(user=request.user).filter(archived_at__isnull=not archived)
+    return render(request, "studies/list.html", {"studies": studies, "archived": archived})
 
 
 @login_required
@@ -66,9 +95,13 @@ def study_new(request: HttpRequest) -> HttpResponse:
 def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
     study = study_get(user=request.user, slug=slug)
     participants = list(participant_progress(study=study))
+    n_items = study.items.count()
     return render(request, "studies/detail.html", {
         "study": study,
-        "n_items": study.items.count(),
+        "actions": study_actions(study),
+        "can_edit": Membership.allows(study.role, Role.EDITOR),
+        "is_owner": Membership.allows(study.role, Role.OWNER),
+        "n_items": n_items,
         "n_controls": study.items.filter(is_control=True).count(),
         "participants": participants,
         "n_complete": sum(p.is_complete for p in participants),
@@ -79,9 +112,7 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
     })
 
 
-@login_required
-@require_POST
-def items_upload(request: HttpRequest, slug: str) -> HttpResponse:
+def _items_upload(request: HttpRequest, slug: str) -> HttpResponse:
     study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
     form = ItemUploadForm(request.POST, request.FILES)
     if form.has_error("file", code="empty"):
@@ -106,16 +137,98 @@ def items_upload(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect("studies:detail", slug=slug)
 
 
+# What each confirmation page says (docs/lifecycle.md).
+CONFIRM_TEXT = {
+    "open": ("Open the study",
+             "Annotators can then use their links and the open link. Once open, the study's "
+             "questions and scales can no longer change."),
+    "pause": ("Pause the study",
+              "Nobody can start or go on answering until you open it again; an answer to an item "
+              "already on an annotator's screen is still accepted for {grace}. Annotators are "
+              "told that their answers are saved and that they can come back."),
+    "close": ("Close the study",
+              "Nobody can start or go on answering; an answer to an item already on an "
+              "annotator's screen is still accepted for {grace}. Annotators are told that their "
+              "answers are saved. You can open the study again later."),
+    "archive": ("Archive the study",
+                "It leaves your list of studies (the list's \"Archived\" link shows it) and "
+                "becomes read-only: results and exports stay available. You can unarchive it."),
+    "unarchive": ("Unarchive the study",
+                  "It comes back to your list of studies and can be changed again."),
+}
+
+
+DONE_TEXT = {"open": "opened", "pause": "paused", "close": "closed", "archive": "archived",
+             "unarchive": "unarchived"}
+
+
+def _grace() -> str:
+    seconds = settings.CONCORD_ANSWER_GRACE_SECONDS
+    if seconds % 3600 == 0:
+        hours = seconds // 3600
+        return f"{hours} hour{'s' if hours != 1 else ''}"
+    return f"{seconds // 60} minutes"
+
+
+def _confirm_page(request: HttpRequest, study, action: str, *, status: int = 200,
+                  error: str = "") -> HttpResponse:
+    title, text = CONFIRM_TEXT[action]
+    return render(request, "studies/confirm.html", {
+        "study": study, "action": action, "title": title, "text": text.format(grace=_grace()),
+        "error": error, "post_url": reverse(f"studies:{action}", kwargs={"slug": study.slug}),
+    }, status=status)
+
+
 @login_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def study_set_status(request: HttpRequest, slug: str, action: str) -> HttpResponse:
+    """GET: the confirmation page of a status change; POST (from that page): make it."""
     study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
+    if request.method == "GET" or request.POST.get("confirm") != action:
+        return _confirm_page(request, study, action, status=200 if request.method == "GET" else 400,
+                             error="" if request.method == "GET" else "Confirm on this page.")
     try:
-        (study_open if action == "open" else study_close)(study=study)
+        if action in ("archive", "unarchive"):
+            study_archive(study=study, archived=action == "archive", user=request.user)
+        else:
+            study_transition(study=study, action=action, user=request.user)
     except InputError as exc:
         for problem in exc.problems:
-            messages.error(request, str(problem))
+            messages.error(request, problem.message)
+    else:
+        messages.success(request, f"{study.title}: {DONE_TEXT[action]}.")
     return redirect("studies:detail", slug=slug)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def study_delete_view(request: HttpRequest, slug: str) -> HttpResponse:
+    """Delete a study (owner only) after its slug is typed on the confirmation page."""
+    study = study_get(user=request.user, slug=slug, need=Role.OWNER)
+    form = DeleteStudyForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            counts = study_delete(study=study, confirm_slug=form.cleaned_data["confirm_slug"],
+                                  user=request.user)
+        except InputError as exc:
+            form.add_error("confirm_slug", exc.problems[0].message)
+        else:
+            messages.success(request, f"Deleted {study.slug}: {counts['items']} items and "
+                                      f"{counts['participants']} participants with their answers.")
+            return redirect("studies:list")
+    return render(request, "studies/delete.html", {
+        "study": study, "form": form,
+        "n_items": study.items.count(), "n_participants": study.participants.count(),
+    }, status=400 if form.errors else 200)
+
+
+@login_required
+@require_GET
+def study_history(request: HttpRequest, slug: str) -> HttpResponse:
+    """The study's audit trail: every status change and edit, with who and when."""
+    study = study_get(user=request.user, slug=slug)
+    events = study.events.select_related("user")[:500]
+    return render(request, "studies/history.html", {"study": study, "events": events})
 
 
 @login_required
@@ -177,3 +290,179 @@ def controls_add(request: HttpRequest, slug: str) -> HttpResponse:
     else:
         messages.success(request, f"Added {count} random control pairs.")
     return redirect("studies:detail", slug=slug)
+
+
+def _list_page(request: HttpRequest, template: str, partial: str, context: dict) -> HttpResponse:
+    """Render a paged list: the whole page, or only its results for an htmx request (paging and
+    searching swap the results and push the URL, whose plain query string works without
+    JavaScript; a history restore asks for the whole page)."""
+    htmx = getattr(request, "htmx", None)
+    whole = not htmx or htmx.history_restore_request
+    response = render(request, template if whole else partial, context)
+    patch_vary_headers(response, ("HX-Request",))
+    return response
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def items_upload(request: HttpRequest, slug: str) -> HttpResponse:
+    """GET: the study's items, paged and searchable (``?q=``, ``?page=``). POST: upload more."""
+    if request.method == "POST":
+        return _items_upload(request, slug)
+    study = study_get(user=request.user, slug=slug)
+    query = clean_query(request.GET.get("q", ""))
+    page = paged(request.GET, item_list(study=study, query=query))
+    return _list_page(request, "studies/items.html", "studies/_items_results.html", {
+        "study": study, "page": page, "q": query,
+        "can_change": _items_changeable(study),
+        "total": study.items.count(),
+    })
+
+
+def _items_changeable(study) -> bool:
+    return (Membership.allows(study.role, Role.EDITOR) and study.status == study.Status.DRAFT
+            and not study.is_archived)
+
+
+def _item(request: HttpRequest, slug: str, item_pk: int, need: str):
+    study = study_get(user=request.user, slug=slug, need=need)
+    item = study.items.filter(pk=item_pk).first()
+    if item is None:
+        raise Http404("No such item")
+    item.study = study
+    return study, item
+
+
+@login_required
+@require_GET
+def item_detail(request: HttpRequest, slug: str, item_pk: int) -> HttpResponse:
+    study, item = _item(request, slug, item_pk, Role.VIEWER)
+    return render(request, "studies/item.html", {
+        "study": study, "item": item, "can_change": _items_changeable(study),
+        "n_assigned": item.assignments.count(),
+        "n_answers": item.responses.filter(is_current=True).count(),
+    })
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def item_edit(request: HttpRequest, slug: str, item_pk: int) -> HttpResponse:
+    study, item = _item(request, slug, item_pk, Role.EDITOR)
+    form = ItemEditForm(request.POST or None, initial={
+        "text": item.text, "text_a": item.text_a, "text_b": item.text_b,
+        "is_control": item.is_control})
+    keep = ("text_a", "text_b") if study.display == study.Display.PAIR \
+        else () if item.annotation else ("text",)
+    for name in ("text", "text_a", "text_b"):
+        if name not in keep:
+            del form.fields[name]
+    error = None
+    if request.method == "POST" and form.is_valid():
+        try:
+            changed = item_update(item=item, user=request.user, **form.cleaned_data)
+        except InputError as exc:
+            error = exc
+        else:
+            messages.success(request, f"Item {item.external_id}: "
+                             + ("saved." if changed else "nothing changed."))
+            return redirect("studies:item", slug=slug, item_pk=item.pk)
+    return render(request, "studies/item_edit.html", {
+        "study": study, "item": item, "form": form, "error": error,
+        "can_change": _items_changeable(study),
+    }, status=400 if error or form.errors else 200)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def item_delete_view(request: HttpRequest, slug: str, item_pk: int) -> HttpResponse:
+    study, item = _item(request, slug, item_pk, Role.EDITOR)
+    error = None
+    if request.method == "POST":
+        if request.POST.get("confirm") != "delete":
+            error = "Confirm on this page."
+        else:
+            try:
+                item_delete(item=item, user=request.user)
+            except InputError as exc:
+                error = exc.problems[0].message
+            else:
+                messages.success(request, f"Deleted item {item.external_id}.")
+                return redirect("studies:items_upload", slug=slug)
+    return render(request, "studies/item_delete.html", {
+        "study": study, "item": item, "error": error, "can_change": _items_changeable(study),
+    }, status=400 if error else 200)
+
+
+@login_required
+@require_GET
+def participants_list(request: HttpRequest, slug: str) -> HttpResponse:
+    """The study's participants, paged and searchable: progress, source, last activity, flags,
+    pseudonym; an editor also sees platform ids and links and can revoke or exclude."""
+    study = study_get(user=request.user, slug=slug)
+    editor = Membership.allows(study.role, Role.EDITOR)
+    query = clean_query(request.GET.get("q", "")) if editor else ""
+    page = paged(request.GET, participant_list(study=study, query=query))
+    names = pseudonyms(study=study)
+    excluded = set(study.analysis_settings.get("excluded_annotators") or [])
+    for participant in page:
+        participant.pseudonym = names.get(participant.pk, "")
+        participant.excluded = participant.pseudonym in excluded
+    return _list_page(request, "studies/participants.html", "studies/_participants_results.html", {
+        "study": study, "page": page, "q": query, "editor": editor,
+        "writable": editor and not study.is_archived,
+        "total": study.participants.count(),
+        "site": request.build_absolute_uri("/").rstrip("/"),
+    })
+
+
+PARTICIPANT_ACTIONS = {
+    "revoke": ("Revoke this link",
+               "The link stops working: its annotator sees a polite page saying the link was "
+               "withdrawn, and no further answer is accepted. The answers given so far are kept "
+               "(exclude them from the analysis to leave them out). This cannot be undone."),
+    "exclude": ("Exclude from the analysis",
+                "Every later analysis run leaves this annotator's answers out (their pseudonym is "
+                "added to the study's analysis settings, excluded_annotators). Nothing is deleted; "
+                "you can include them again."),
+    "include": ("Include in the analysis again",
+                "Later analysis runs use this annotator's answers again."),
+}
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def participant_action(request: HttpRequest, slug: str, pk: int, action: str) -> HttpResponse:
+    """GET: the confirmation page of revoking a link or excluding/including an annotator;
+    POST (from that page, ``confirm=<action>``): do it."""
+    study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
+    participant = study.participants.filter(pk=pk).first()
+    if participant is None:
+        raise Http404("No such participant")
+    participant.study = study
+    pseudonym = pseudonyms(study=study).get(participant.pk, "")
+    error = ""
+    if action in ("exclude", "include") and not pseudonym:
+        error = "This participant has no answer, so there is nothing to exclude."
+    elif request.method == "POST":
+        if request.POST.get("confirm") != action:
+            error = "Confirm on this page."
+        else:
+            try:
+                if action == "revoke":
+                    participant_revoke(participant=participant, user=request.user)
+                    messages.success(request, "The link was revoked.")
+                else:
+                    participant_exclude(study=study, pseudonym=pseudonym,
+                                        excluded=action == "exclude", user=request.user)
+                    messages.success(request, f"{pseudonym} is "
+                                     f"{'excluded from' if action == 'exclude' else 'included in'}"
+                                     " the analysis from the next run on.")
+            except InputError as exc:
+                error = exc.problems[0].message
+            else:
+                return redirect("studies:participants", slug=slug)
+    title, text = PARTICIPANT_ACTIONS[action]
+    return render(request, "studies/participant_confirm.html", {
+        "study": study, "participant": participant, "pseudonym": pseudonym, "action": action,
+        "title": title, "text": text, "error": error,
+    }, status=400 if error else 200)

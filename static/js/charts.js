@@ -12,8 +12,9 @@
 // absent), so the figure's <figcaption> stays. When the figure has a figcaption, the spec's own
 // title is left out of the drawing (the caption already shows it; the downloaded spec keeps it).
 // Each figure gets data-chart-state="rendered" or "error" (with a message in the figure).
-// New figures added later (htmx swaps) are drawn on `htmx:load`; `ConcordCharts.render(root)`
-// draws the figures under `root` by hand and returns a promise.
+// The dashboard draws its figures with the page (it loads no htmx); figures a page might swap
+// in later with htmx are drawn on `htmx:load`; `ConcordCharts.render(root)` draws the figures
+// under `root` by hand and returns a promise.
 (function () {
   "use strict";
 

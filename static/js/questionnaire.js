@@ -163,6 +163,8 @@
   };
   const store = (box) => write(local, key, JSON.stringify(box));
   let current = null;
+  // Answers a paused study refused: kept in the outbox, sent by a page of the reopened study.
+  const held = new Set();
   let sending = false;
   let delay = 1000;
   let timer = null;
@@ -193,6 +195,7 @@
     let nextUrl = null;
     let changed = false;
     for (const [id, payload] of Object.entries(load())) {
+      if (held.has(id)) continue;
       let result = null;
       try { result = await send(payload); } catch (e) { failed = true; continue; }
       const box = load();
@@ -203,6 +206,28 @@
           nextUrl = result.body.next;
           changed = result.body.revision > 1;
         }
+      } else if (result.status === 409 && result.body && result.body.study_status) {
+        // The study was paused or closed before this answer could be accepted (an item shown
+        // before the change is accepted for a grace period, so this one came too late). A pause
+        // keeps the answer here, sent when a page of the reopened study loads; a close drops
+        // it. Either way the annotator is told, and led to the "your answers are saved" page.
+        const paused = result.body.study_status === "paused";
+        if (paused) {
+          held.add(id);
+        } else {
+          delete box[id];
+          store(box);
+        }
+        if (current && current.client_id === id) current = null;
+        say(paused ? "msg-paused" : "msg-closed");
+        const link = document.getElementById("saved-link");
+        if (link && result.body.next) {
+          link.href = result.body.next;
+          link.hidden = false;
+          link.focus();
+        }
+        const submitButton = document.getElementById("submit");
+        if (submitButton) submitButton.hidden = true;
       } else if (result.status >= 400 && result.status < 500 && ![408, 425, 429].includes(result.status)) {
         // Refused for good (study closed, bad value, an answer that can no longer be
         // changed): keeping it would retry forever.
@@ -220,6 +245,9 @@
             status.textContent = error || "Error " + result.status;
             status.dataset.state = "error";
           }
+        } else {
+          // An answer an earlier page left unsent was refused for good: say so, never silently.
+          say("msg-earlier-refused", (result.body && result.body.error) || "");
         }
       } else {
         failed = true;
@@ -326,7 +354,7 @@
   });
   window.addEventListener("online", () => { delay = 1000; flush(); });
   window.addEventListener("beforeunload", (e) => {
-    if (Object.keys(load()).length) { e.preventDefault(); e.returnValue = ""; }
+    if (Object.keys(load()).some((id) => !held.has(id))) { e.preventDefault(); e.returnValue = ""; }
   });
   // A page restored from the back-forward cache shows an item already sent: show the
   // resume point instead.

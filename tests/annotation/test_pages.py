@@ -118,7 +118,7 @@ def test_the_researcher_previews_items_without_storing_anything(alice_client, ma
 
 def test_the_researcher_opens_invites_and_follows_progress(alice_client, make_study, alice):
     study = make_study(alice, open=False)
-    alice_client.post("/studies/s1/open/")
+    alice_client.post("/studies/s1/open/", {"confirm": "open"})
     study.refresh_from_db()
     assert study.status == "open"
     alice_client.post("/studies/s1/invite/", {"count": 3, "label": "lab"})
