@@ -114,3 +114,43 @@ def test_it_refuses_links_to_a_study_without_items_and_creates_none(alice, make_
     reply = api_for(alice).post("/api/studies/empty/participants/", {"count": 3}, format="json")
     assert reply.status_code == 400 and "no items" in reply.json()["detail"]
     assert not Participant.objects.exists()
+
+
+def test_it_walks_the_lifecycle_and_deletes_only_for_the_owner_with_the_slug(alice, bob,
+                                                                            make_study):
+    study = make_study(alice, slug="life")
+    Membership.objects.create(study=study, user=bob, role="editor")
+    api = api_for(alice)
+    assert api.post("/api/studies/life/pause/").json()["status"] == "paused"
+    refused = api.post("/api/studies/life/pause/")
+    assert refused.status_code == 400 and "paused study cannot be paused" in refused.json()["detail"]
+    assert api.post("/api/studies/life/close/").json()["status"] == "closed"
+    assert api.post("/api/studies/life/archive/", {}, format="json").status_code == 200
+    assert api.post("/api/studies/life/open/").status_code == 400  # archived: read-only
+    assert api.post("/api/studies/life/archive/", {"archived": False},
+                    format="json").status_code == 200
+    assert api_for(bob).post("/api/studies/life/delete/", {"confirm_slug": "life"},
+                             format="json").status_code == 403
+    wrong = api.post("/api/studies/life/delete/", {"confirm_slug": "lif"}, format="json")
+    assert wrong.status_code == 400 and Study.objects.filter(slug="life").exists()
+    gone = api.post("/api/studies/life/delete/", {"confirm_slug": "life"}, format="json")
+    assert gone.status_code == 200 and gone.json()["items"] == 5
+    assert not Study.objects.filter(slug="life").exists()
+
+
+def test_it_excludes_an_annotator_from_the_analysis_and_back(alice, make_study):
+    from tests.answers import submit
+
+    study = make_study(alice, slug="ex")
+    api = api_for(alice)
+    (invited,) = api.post("/api/studies/ex/participants/", {"count": 1}, format="json").json()
+    assert api.post(f"/api/studies/ex/participants/{invited['id']}/exclude/").status_code == 400
+    submit(Participant.objects.get(pk=invited["id"]))
+    excluded = api.post(f"/api/studies/ex/participants/{invited['id']}/exclude/")
+    assert excluded.status_code == 200
+    (pseudonym,) = excluded.json()["excluded_annotators"]
+    study.refresh_from_db()
+    assert study.analysis_settings["excluded_annotators"] == [pseudonym]
+    back = api.post(f"/api/studies/ex/participants/{invited['id']}/exclude/", {"excluded": False},
+                    format="json")
+    assert back.json() == {"excluded_annotators": []}
