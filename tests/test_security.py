@@ -225,4 +225,4 @@ def test_every_route_checks_the_role(roles):
     assert clients["bob"].get(mapping).status_code == 200
 
 
-OWNER_ONLY: set[str] = {"delete"}  # deleting a study (sharing will join it)
+OWNER_ONLY: set[str] = {"delete", "study-delete-study"}  # deleting a study (sharing will join it)
