@@ -58,7 +58,7 @@ def answers(seed: int = 3) -> dict:
             cant_c.append(skip_c)
             cant_r.append(skip_r)
     items = item_columns([f"s{n}" for n in range(N_ITEMS)], [n == 7 for n in range(N_ITEMS)],
-                         [{"rouge": (n % 5) / 5} for n in range(N_ITEMS)],
+                         [{"rouge": (n % 5) / 5, "bleu": (n * 7 % 11) / 11} for n in range(N_ITEMS)],
                          [{"length": n % 3} for n in range(N_ITEMS)],
                          [{} for _ in range(N_ITEMS)])
     return {"items": items, **rows, "values": {"coherence": coherence, "relevance": relevance},
@@ -88,7 +88,8 @@ def test_every_record_names_its_question_and_only_time_is_the_studys(document):
     for section in SECTIONS:
         assert document[section], section
         for record in document[section]:
-            study_wide = section == "timing" or record.get("rule") == "slow"
+            study_wide = section == "timing" or record.get("rule") in (
+                "slow", "too_fast", "straight_lining")
             assert record["question"] is None if study_wide else \
                 record["question"] in ("coherence", "relevance"), (section, record)
     assert {(s["question"], s["name"]) for s in document["scales"]} == {
