@@ -106,7 +106,8 @@ def quality_records(doc: dict[str, Any], results: Mapping[str, HeuristicResult],
         if record_settings:
             doc["settings"]["quality"][rule].update(result.params)
         for record in result.records:
-            doc["quality"].append(_named(record.to_record(), names, question))
+            doc["quality"].append(_named({**record.to_record(), "n": record.n}, names,
+                                         question))
 
 
 def _interval(ratings: LongRatings, removed: Sequence[int], metric: FloatArray,
