@@ -343,7 +343,8 @@ class AnalysisSettings:
                                        "raw answers")
     bootstrap_samples: int = _knob(1000, kind="int", low=1, high=1_000_000,
                                    label="Bootstrap resamples",
-                                   help="resamples of the items for every alpha's interval")
+                                   help="resamples of the items for every bootstrap interval "
+                                        "(alpha, metric–human correlations)")
     bootstrap_confidence: float = _knob(0.95, kind="float", low=0.0, high=1.0, open_low=True,
                                         open_high=True, label="Bootstrap confidence",
                                         help="coverage of the percentile bootstrap interval")

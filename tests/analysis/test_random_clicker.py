@@ -5,12 +5,14 @@ it), Dawid–Skene and MACE rank it last (on the raw scale; MACE on every reduct
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from pathlib import Path
 
 import jsonschema
 import numpy as np
 import pytest
+from django.urls import reverse
 
 from analysis.models import AnalysisRun
 from analysis.services import analysis_run_create, analysis_run_execute
@@ -27,7 +29,7 @@ ITEMS = "id,text,metric:close,metric:far\n" + "".join(
 
 
 @pytest.fixture
-def clicker_run(make_study, alice):
+def clicker_run(make_study, alice, request):
     study = make_study(alice, slug="coref-bot", preset="likert-0-7-coref", items=ITEMS,
                        items_per_participant=0, duplicates=0)
     rng = np.random.default_rng(14)
@@ -48,6 +50,7 @@ def clicker_run(make_study, alice):
     run = analysis_run_execute(run_id=analysis_run_create(study=study, enqueue=False).pk)
     assert run.status == AnalysisRun.Status.DONE, run.error
     jsonschema.validate(run.results, SCHEMA)
+    request.node.study = study
     return run.results, participant_pseudonyms(study_id=study.pk)[bot.pk]
 
 
@@ -122,3 +125,23 @@ def test_the_new_rules_are_reported_alone_and_together_beside_the_papers_table(c
 
 def sets_of(document):
     return [r["set"] for r in document["quality_correlations"] if r["set"] != "all"]
+
+
+def test_the_dashboard_ranks_the_clicker_by_each_method_and_shows_it_flagged(clicker_run, request,
+                                                                             client):
+    document, bot = clicker_run
+    study = request.node.study
+    client.force_login(study.owner)
+    html = client.get(reverse("analysis:dashboard", kwargs={"slug": study.slug})).content.decode()
+    table = html[html.index('id="ranking-table"'):]
+    table = table[:table.index("</table>")]
+    rows = re.findall(r"<tr[^>]*>\s*<th scope=\"row\">(A\d+)</th>(.*?)</tr>", table, re.S)
+    assert len(rows) == N_HONEST + 1
+    name, cells = rows[0]  # the most flagged comes first
+    assert name == bot
+    assert "Too fast</span>" in cells and "(13)" in cells
+    for other, cells in rows[1:]:
+        assert "Too fast</span>" not in cells, other
+    assert 'id="williams-table"' in html and 'id="quality-correlations-table"' in html
+    assert 'id="styles-table"' in html
+    assert html.count('class="num ci"') >= 4 * len(document["correlations"]) // 2
