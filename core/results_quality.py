@@ -129,7 +129,14 @@ class Intervals:
         self.ratings, self.metrics, self.s = ratings, metrics, s
         self.cache: dict[tuple[tuple[int, ...], str], dict[str, Any]] = {}
 
-    def of(self, removed: Sequence[int], metric: str) -> dict[str, Any]:
+    def of(self, removed: Sequence[int], metric: str, *, baseline: bool = False
+           ) -> dict[str, Any]:
+        """Return the interval of ``metric`` without ``removed``; per ``correlation_intervals``
+        only the baseline's (``baseline``: the unfiltered and the style rows), or none."""
+        wanted = self.s.correlation_intervals
+        if wanted == "none" or (wanted == "baseline" and not baseline):
+            return {"pearson_ci": None, "spearman_ci": None,
+                    "reason": f"not computed (setting correlation_intervals = {wanted})"}
         key = (tuple(sorted(int(a) for a in removed)), metric)
         if key not in self.cache:
             self.cache[key] = _interval(self.ratings, key[0],
@@ -141,9 +148,10 @@ def interval_record(table: str, question: str, rules: Sequence[str], removed: Se
                     metric: str, names: Sequence[str], intervals: Intervals,
                     **extra: Any) -> dict[str, Any]:
     """Return one ``correlation_intervals`` record: which correlation, and its interval."""
+    baseline = not rules
     return {"question": question, "table": table, **extra, "rules": list(rules),
             "removed": [names[int(a)] for a in removed], "metric": metric,
-            **intervals.of(removed, metric)}
+            **intervals.of(removed, metric, baseline=baseline)}
 
 
 def rule_set_records(doc: dict[str, Any], question: str, ratings: LongRatings,

@@ -223,3 +223,23 @@ def test_excluded_annotators_leave_every_question(document):
     excluded = {q["key"]: q["counts"]["excluded_answers"] for q in doc["questions"]}
     for q in questions():
         assert excluded[q.key] == np.isfinite(q.data.value[q.data.annotator == 1]).sum()
+
+
+@pytest.mark.parametrize("which", ["baseline", "none"])
+def test_correlation_intervals_can_be_limited_to_the_baseline_or_left_out(document, which):
+    limited = build_results(questions(), settings={**SETTINGS, "correlation_intervals": which},
+                            study={"slug": "s", "title": "S"})
+    jsonschema.validate(limited, SCHEMA)
+    full = {json.dumps([r["question"], r["table"], r["rules"], r.get("set"), r.get("style"),
+                        r.get("filtered"), r["metric"]]): r
+            for r in document["correlation_intervals"]}
+    assert len(limited["correlation_intervals"]) == len(full)
+    for r in limited["correlation_intervals"]:
+        key = json.dumps([r["question"], r["table"], r["rules"], r.get("set"), r.get("style"),
+                          r.get("filtered"), r["metric"]])
+        if which == "baseline" and not r["rules"]:
+            assert r["pearson_ci"] == full[key]["pearson_ci"] is not None
+        else:
+            assert r["pearson_ci"] is None and "correlation_intervals" in r["reason"]
+    # nothing else depends on the intervals
+    assert limited["correlations"] == document["correlations"]

@@ -76,7 +76,8 @@ def test_it_has_a_knob_for_every_setting_of_a_run():
     assert list(knobs()) == [
         "level", "trust_variant", "simple_threshold", "bootstrap_samples", "bootstrap_confidence",
         "seed", "trust_max_exact", "trust_samples", "trust_max_annotators", "outlier_threshold",
-        "noise_confidence", "noise_max_gamma", "excluded_annotators", "comparison_alpha",
+        "noise_confidence", "noise_max_gamma", "excluded_annotators", "correlation_intervals",
+        "comparison_alpha",
         "heuristics.slow.threshold_s",
         "heuristics.low_variance.threshold", "heuristics.low_variance.min_ratings",
         "heuristics.high_random.threshold", "heuristics.high_random.min_ratings",
