@@ -85,7 +85,7 @@ class RunForm(forms.Form):
         cleaned = super().clean()
         # An empty field keeps the study's value (an optional setting cannot be emptied here).
         given = {name: value for name, value in cleaned.items()
-                 if value is not None and name in self.FIELDS}
+                 if value is not None and value != "" and name in self.FIELDS}
         try:
             AnalysisSettings.from_mapping(_nested(given))
         except SettingsError as exc:

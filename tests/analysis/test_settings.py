@@ -156,7 +156,7 @@ def test_the_form_offers_every_other_setting_by_its_key_path():
     assert [f.name for f in form.advanced_fields()] == [p for p in knobs() if p not in RunForm.MAIN]
     posted = RunForm({"level": "ordinal", "trust_variant": "paper", "simple_threshold": "3",
                       "quality.too_fast.floor_s": "2.5", "outlier_threshold": "0.4",
-                      "quality.straight_lining.run_threshold": ""})
+                      "quality.straight_lining.run_threshold": "", "correlation_intervals": ""})
     assert posted.is_valid(), posted.errors
     assert posted.cleaned_data == {"level": "ordinal", "trust_variant": "paper",
                                    "simple_threshold": 3, "outlier_threshold": 0.4,
