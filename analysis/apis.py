@@ -54,15 +54,16 @@ def _nested(problems: dict[str, list[str]]) -> dict:
 
 class RunStartSerializer(serializers.Serializer):
     """Settings to change for this run; every key of the analysis settings may be given
-    (``heuristics`` as a nested object, e.g. ``{"slow": {"threshold_s": 600}}``)."""
-
-    heuristics = serializers.DictField(required=False, help_text=(
-        "the filtering rules' parameters to change, by rule: "
-        + "; ".join(f"{path.removeprefix('heuristics.')} ({spec.bounds() or spec.kind})"
-                    for path, spec in knobs().items() if path.startswith("heuristics."))))
+    (``heuristics`` and ``quality`` as nested objects, e.g. ``{"slow": {"threshold_s": 600}}``)."""
 
     def get_fields(self):
         fields = {path: _api_field(spec) for path, spec in knobs().items() if "." not in path}
+        # Every section (heuristics, quality) as a nested object of its rules' parameters.
+        for section in dict.fromkeys(path.split(".")[0] for path in knobs() if "." in path):
+            fields[section] = serializers.DictField(required=False, help_text=(
+                f"the {section} rules' parameters to change, by rule: "
+                + "; ".join(f"{path.removeprefix(section + '.')} ({spec.bounds() or spec.kind})"
+                            for path, spec in knobs().items() if path.startswith(section + "."))))
         return {**fields, **super().get_fields()}
 
     def validate(self, attrs):

@@ -215,3 +215,145 @@ def noise_rows(doc: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 def _annotator_key(name: str) -> tuple[int, str]:
     digits = name[1:] if name[:1] == "A" else ""
     return (int(digits), name) if digits.isdigit() else (10**9, name)
+
+
+# --------------------------------------------------------------------------- quality sections
+
+QUALITY_RULE_LABELS = {
+    "too_fast": "Too fast",
+    "straight_lining": "Straight-lining",
+    "duplicate_inconsistency": "Duplicate inconsistency",
+}
+COMPETENCE_LABELS = {"dawid_skene": "Dawid–Skene", "mace": "MACE"}
+
+
+@dataclass
+class RankRow:
+    annotator: str
+    trust: float | None
+    trust_rank: int | None
+    competence: dict[str, float | None]  # by method
+    ranks: dict[str, int | None]  # by method
+    quality: list[Mapping[str, Any] | None]  # one per quality rule shown
+    flags: list[str]  # every rule (paper's and new) that flags the annotator, as labels
+    mean_rank: float | None = None
+
+    @property
+    def methods(self) -> list[tuple[float | None, int | None]]:
+        return [(self.competence.get(m), self.ranks.get(m)) for m in COMPETENCE_LABELS]
+
+
+@dataclass
+class RankTable:
+    scale: str
+    n: int
+    rules: list[str]  # quality rules with records
+    rule_labels: list[str]
+    rows: list[RankRow]
+    models: list[Mapping[str, Any]]  # the competence fits of this scale
+
+
+def rank_table(doc: Mapping[str, Any], *, scale: str) -> RankTable | None:
+    """Rank the annotators by trust, Dawid–Skene and MACE on one scale, with every rule's flag.
+
+    Rows come most suspicious first: most flags, then the worst mean rank over the methods.
+    """
+    names = list(doc.get("annotators", []))
+    if not names:
+        return None
+    trust = next(iter(_by(doc.get("trust", []), scale=scale, items="all")), {})
+    coefficients = trust.get("coefficients") or {}
+    trust_ranks = trust.get("ranks") or {}
+    competence = _by(doc.get("competence", []), scale=scale)
+    if not competence and not coefficients:
+        return None
+    quality = doc.get("quality", [])
+    rules = [r for r in QUALITY_RULE_LABELS if any(q["rule"] == r for q in quality)]
+    cells: dict[str, dict[str, Mapping[str, Any]]] = defaultdict(dict)
+    for q in quality:
+        cells[q["annotator"]][q["rule"]] = q
+    flagged: dict[str, list[str]] = defaultdict(list)
+    for h in doc.get("heuristics", []):
+        if h.get("flagged"):
+            flagged[h["annotator"]].append(RULE_LABELS.get(h["rule"], h["rule"]))
+    for q in quality:
+        if q.get("flagged"):
+            flagged[q["annotator"]].append(QUALITY_RULE_LABELS.get(q["rule"], q["rule"]))
+    if trust.get("outliers"):
+        for name in trust["outliers"]:
+            flagged[name].append("Trust outlier")
+    rows = []
+    for name in names:
+        comp = {m: None for m in COMPETENCE_LABELS}
+        ranks: dict[str, int | None] = {m: None for m in COMPETENCE_LABELS}
+        for c in competence:
+            if c["annotator"] == name:
+                comp[c["method"]] = c.get("competence")
+                ranks[c["method"]] = c.get("rank")
+        known = [r for r in [trust_ranks.get(name), *ranks.values()] if r is not None]
+        rows.append(RankRow(name, coefficients.get(name), trust_ranks.get(name), comp, ranks,
+                            [cells[name].get(r) for r in rules], flagged[name],
+                            sum(known) / len(known) if known else None))
+    rows.sort(key=lambda r: (-len(r.flags), -(r.mean_rank or 0.0), _annotator_key(r.annotator)))
+    return RankTable(scale, len(names), rules, [QUALITY_RULE_LABELS[r] for r in rules], rows,
+                     _by(doc.get("competence_models", []), scale=scale))
+
+
+def _intervals(doc: Mapping[str, Any], table: str) -> dict[tuple[Any, ...], Mapping[str, Any]]:
+    out = {}
+    for r in doc.get("correlation_intervals", []):
+        if r.get("table") != table:
+            continue
+        key = (tuple(r.get("rules", [])), r.get("set"), r.get("style"), r.get("filtered"),
+               r["metric"])
+        out[key] = r
+    return out
+
+
+def attach_intervals(table: CorrelationTable, doc: Mapping[str, Any]) -> CorrelationTable:
+    """Give every cell of the paper's correlation table its bootstrap interval (``ci``)."""
+    intervals = _intervals(doc, "correlations")
+    for row in table.rows:
+        row["intervals"] = [intervals.get((tuple(row["rules"]), None, None, None, m))
+                            for m in table.metrics]
+        row["pairs"] = list(zip(row["ordered"], row["intervals"], strict=True))
+    return table
+
+
+def quality_correlation_table(doc: Mapping[str, Any]) -> CorrelationTable:
+    """The correlations with each new rule alone and every rule together, with intervals."""
+    records = doc.get("quality_correlations", [])
+    metrics = sorted({r["metric"] for r in records})
+    intervals = _intervals(doc, "quality_correlations")
+    grouped: dict[str, dict[str, Any]] = {}
+    for r in records:
+        row = grouped.setdefault(r["set"], {"set": r["set"], "rules": list(r["rules"]),
+                                            "removed": list(r["removed"]), "cells": {}})
+        row["cells"][r["metric"]] = r
+    rows = sorted(grouped.values(), key=lambda row: (row["set"] == "all",
+                                                    list(QUALITY_RULE_LABELS).index(row["set"])
+                                                    if row["set"] in QUALITY_RULE_LABELS else 99))
+    for row in rows:
+        row["label"] = ("All rules together" if row["set"] == "all"
+                        else QUALITY_RULE_LABELS.get(row["set"], row["set"]))
+        row["pairs"] = [(row["cells"].get(m), intervals.get((tuple(row["rules"]), row["set"],
+                                                             None, None, m)))
+                        for m in metrics]
+    return CorrelationTable(metrics, rows)
+
+
+def style_correlation_rows(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Solomon et al. 2021, table 2: radical / centrist, unfiltered / filtered, per metric."""
+    intervals = _intervals(doc, "style_correlations")
+    rows = []
+    for r in doc.get("style_correlations", []):
+        rows.append({**r, "interval": intervals.get(((), None, r["style"], r["filtered"],
+                                                     r["metric"]))})
+    rows.sort(key=lambda r: (r["metric"], r["style"] != "radical", r["filtered"]))
+    return rows
+
+
+def comparison_rows(doc: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """Williams' test of every pair of metrics, Pearson first."""
+    return sorted(doc.get("metric_comparisons", []),
+                  key=lambda r: (r["method"] != "pearson", r["metric_a"], r["metric_b"]))

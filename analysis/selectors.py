@@ -37,7 +37,8 @@ def study_questions(*, study: Study) -> list[QuestionData]:
     """
     questions = study.question_list
     items = list(Item.objects.filter(study=study).order_by("position")
-                 .values_list("id", "external_id", "is_control", "metrics", "features", "meta"))
+                 .values_list("id", "external_id", "is_control", "metrics", "features", "meta",
+                              "text", "text_a", "text_b"))
     index = {pk: n for n, (pk, *_) in enumerate(items)}
     column = {q.pk: n for n, q in enumerate(questions)}
     sql = _ANSWERS_SQL.format(response=Response._meta.db_table, answer=Answer._meta.db_table,
@@ -66,9 +67,9 @@ def study_questions(*, study: Study) -> list[QuestionData]:
     data = question_data_from_answers(
         item_columns([external for _, external, *_ in items],
                      [control for _, _, control, *_ in items],
-                     [metrics for *_, metrics, _, _ in items],
-                     [features for *_, features, _ in items],
-                     [meta for *_, meta in items]),
+                     [row[3] for row in items], [row[4] for row in items],
+                     [row[5] for row in items],
+                     texts=[" ".join(row[6:9]) for row in items]),
         participant=np.array(rows[0], dtype=np.int64),
         item=np.array(rows[1], dtype=np.int64),
         presentation=np.array(rows[2], dtype=np.int64),

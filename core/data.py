@@ -40,6 +40,9 @@ class StudyData:
     sentiment_b: FloatArray | None
     sentiment_source: str
     cant_judge: BoolArray | None = None
+    # Words of each item's text (all its texts together), for the reading-speed floor of the
+    # too-fast rule; None: not known.
+    item_words: FloatArray | None = None
 
     @property
     def n_items(self) -> int:
@@ -93,6 +96,7 @@ class ItemColumns:
     metrics: dict[str, FloatArray]
     features: dict[str, FloatArray]
     meta: Sequence[Mapping[str, object]]
+    words: FloatArray | None = None  # words of each item's texts (None: not known)
 
 
 def _number(value: object) -> float:
@@ -106,8 +110,13 @@ def _number(value: object) -> float:
 
 def item_columns(ids: Sequence[str], control: Sequence[bool],
                  metrics: Sequence[Mapping[str, object]], features: Sequence[Mapping[str, object]],
-                 meta: Sequence[Mapping[str, object]]) -> ItemColumns:
-    """Turn per-item dicts of metrics and features into one array per name (nan = absent)."""
+                 meta: Sequence[Mapping[str, object]],
+                 texts: Sequence[str] | None = None) -> ItemColumns:
+    """Turn per-item dicts of metrics and features into one array per name (nan = absent).
+
+    ``texts``: each item's text (its texts joined), whose words the too-fast rule's reading
+    speed reads; ``None`` leaves the words unknown.
+    """
     metric_names = sorted({m for row in metrics for m in row})
     feature_names = sorted({f for row in features for f in row})
     return ItemColumns(
@@ -118,6 +127,8 @@ def item_columns(ids: Sequence[str], control: Sequence[bool],
         features={f: np.array([_number(row.get(f)) for row in features], dtype=float)
                   for f in feature_names},
         meta=list(meta),
+        words=None if texts is None
+        else np.array([len(t.split()) for t in texts], dtype=float).reshape(len(ids)),
     )
 
 
@@ -165,6 +176,7 @@ def study_data_from_answers(items: ItemColumns, *, participant: npt.ArrayLike,
         sentiment_source="vader" if sources == {"vader"} else "imported",
         cant_judge=None if cant_judge is None
         else np.asarray(cant_judge, dtype=bool).reshape(value.shape)[first],
+        item_words=items.words,
     )
 
 

@@ -19,6 +19,7 @@ from typing import Any, Literal, cast
 
 import numpy as np
 
+from core import results_quality as rq
 from core.data import QuestionData, StudyData
 from core.settings import LEVELS, RULES, AnalysisSettings
 from core.stats._types import BoolArray, LongRatings
@@ -45,7 +46,11 @@ Progress = Callable[[int, str], None]
 TrustKey = tuple[str, str, str]
 # The sections whose records name their question (timing and the slow rule with null).
 SECTIONS = ("alpha", "trust", "duplicates", "metric_gaps", "item_gaps", "error_weights",
-            "heuristics", "styles", "correlations", "noise", "timing")
+            "heuristics", "styles", "correlations", "noise", "timing", "quality",
+            "quality_correlations", "correlation_intervals", "metric_comparisons",
+            "style_correlations", "competence", "competence_models", "item_labels")
+# The sections core.results_quality fills (docs/results.md), empty lists to start with.
+QUALITY_SECTIONS = SECTIONS[11:]
 
 
 @dataclass(frozen=True)
@@ -210,6 +215,7 @@ def build_results(
         "alpha": [], "trust": [], "duplicates": [], "metric_gaps": [], "item_gaps": [],
         "error_weights": [], "heuristics": [], "styles": [], "correlations": [], "noise": [],
         "timing": _timing(data, names),
+        **{section: [] for section in QUALITY_SECTIONS},
     }
     n_steps = sum(len(q.views) for q in prepared) + 2
     step = 0
@@ -222,8 +228,10 @@ def build_results(
     progress(5 + int(80 * step / n_steps), "filtering heuristics and correlations")
     slow = _slow(prepared, s)
     _slow_records(doc, slow, names)
+    study_rules = _study_rules(prepared, s)
+    rq.quality_records(doc, study_rules, names, None, record_settings=True)
     for n, (q, entry) in enumerate(zip(prepared, question_entries, strict=True)):
-        entry.update(_filtering(doc, q, slow, s, names, record_settings=n == 0))
+        entry.update(_filtering(doc, q, slow, study_rules, s, names, record_settings=n == 0))
     progress(95, "writing the results")
     cleaned: dict[str, Any] = _clean(doc)
     return cleaned
@@ -245,6 +253,7 @@ def _scale_sections(doc: dict[str, Any], q: _Question, view: ScaleView, s: Analy
                                            names))
     doc["duplicates"] += [{**tagged, **r} for r in _duplicates(data, view, names)]
     ratings = _long(data, view.values)
+    rq.competence_records(doc, q.key, view.name, ratings, view.domain, data.item_ids, names, s)
     noise = noise_model(ratings, scale=view.name, confidence=s.noise_confidence,
                         max_gamma=s.noise_max_gamma)
     doc["noise"].append({**tagged, **noise.to_record()})
@@ -361,7 +370,8 @@ def _trust(question: str, data: StudyData, view: ScaleView, rows: BoolArray | No
                               "level": s.level, "variant": s.trust_variant}
     inp = _trust_input(question, data, view, rows, items, s)
     if inp.ratings is None:
-        record.update(method=None, n_subsets=0, coefficients={a: None for a in names}, outliers=[],
+        record.update(method=None, n_subsets=0, coefficients={a: None for a in names},
+                      ranks={a: None for a in names}, outliers=[],
                       reason=f"more than {s.trust_max_annotators} annotators "
                              "(setting trust_max_annotators)")
         return record
@@ -378,6 +388,7 @@ def _trust(question: str, data: StudyData, view: ScaleView, rows: BoolArray | No
         coefficients[names[j]] = value
     threshold = s.outlier_threshold
     record.update(method=result.method, n_subsets=result.n_subsets, coefficients=coefficients,
+                  ranks=rq.trust_ranks(coefficients),
                   outliers=[names[present[j]] for j, v in enumerate(result.coefficients)
                             if v is not None and v <= threshold])
     if result.reason:
@@ -440,6 +451,18 @@ def _slow(questions: Sequence[_Question], s: AnalysisSettings) -> HeuristicResul
     return slow_annotators(rows, data.duration_ms, **s.heuristics.params("slow"))
 
 
+def _study_rules(questions: Sequence[_Question], s: AnalysisSettings
+                 ) -> dict[str, HeuristicResult]:
+    """Run the study-wide quality rules (too fast, straight-lining) on every question's rows."""
+    data = questions[0].data
+    answered = np.zeros(data.item.size, bool)
+    for q in questions:
+        answered |= ~np.isnan(q.data.value)
+    positions = np.column_stack([rq.positions_on_scale(q.data.value, q.views[0].domain)
+                                 for q in questions])
+    return rq.study_rules(data, answered, positions, s)
+
+
 def _slow_records(doc: dict[str, Any], slow: HeuristicResult, names: list[str]) -> None:
     doc["settings"]["heuristics"]["slow"].update(slow.params)
     for record in slow.records:
@@ -448,7 +471,8 @@ def _slow_records(doc: dict[str, Any], slow: HeuristicResult, names: list[str]) 
         doc["heuristics"].append(row)
 
 
-def _filtering(doc: dict[str, Any], q: _Question, slow: HeuristicResult, s: AnalysisSettings,
+def _filtering(doc: dict[str, Any], q: _Question, slow: HeuristicResult,
+               study_rules: Mapping[str, HeuristicResult], s: AnalysisSettings,
                names: list[str], *, record_settings: bool) -> dict[str, Any]:
     """Append one question's heuristics, styles and correlations; return its derived settings.
 
@@ -488,7 +512,10 @@ def _filtering(doc: dict[str, Any], q: _Question, slow: HeuristicResult, s: Anal
             row: dict[str, Any] = {**tagged, **record.to_record()}
             row["annotator"] = names[int(row["annotator"])]
             doc["heuristics"].append(row)
+    question_rules = rq.question_rules(data, s)
+    rq.quality_records(doc, question_rules, names, q.key, record_settings=record_settings)
     domain = raw.domain
+    styles = None
     if len(domain) >= 4:
         extreme, moderate = (domain[0], domain[-1]), (domain[1], domain[-2])
         styles = annotator_styles(ratings, extreme=extreme, moderate=moderate)
@@ -510,6 +537,17 @@ def _filtering(doc: dict[str, Any], q: _Question, slow: HeuristicResult, s: Anal
             row = {**tagged, **correlation.to_record()}
             row["removed"] = [names[int(a)] for a in row["removed"]]
             doc["correlations"].append(row)
+        intervals = rq.Intervals(ratings, data.metrics, s)
+        rq.correlation_interval_records(doc, q.key, correlations.records, names, intervals)
+        new_rules = {**study_rules, **question_rules}
+        params = rq.rule_set_records(doc, q.key, ratings, data.metrics, {**flagged, **new_rules},
+                                     list(new_rules), names, intervals)
+        if record_settings:
+            recorded["quality_correlations"] = params
+        if styles is not None:
+            rq.style_records(doc, q.key, ratings, data.metrics, styles, flagged,
+                             results["low_variance"], names, intervals)
+        rq.comparison_records(doc, q.key, ratings, data.metrics, s)
     return derived
 
 

@@ -34,6 +34,7 @@ from typing import Any, Literal
 
 from core.problems import InputError, Problem
 from core.stats.heuristics import RULES, SENTIMENT_THRESHOLDS
+from core.stats.quality import QUALITY_RULES
 from core.stats.scales import LEVELS
 from core.stats.trust import MAX_EXACT_LIMIT, VARIANTS
 
@@ -45,6 +46,8 @@ __all__ = [
     "AnalysisSettings",
     "HeuristicSettings",
     "Knob",
+    "QUALITY_RULES",
+    "QualitySettings",
     "SettingsError",
     "knob",
     "knobs",
@@ -256,6 +259,71 @@ class HeuristicSettings:
         return _as_dict(getattr(self, rule))
 
 
+# --------------------------------------------------------------------------- quality rules
+# Rules beyond the paper's five (core.stats.quality, docs/statistics/quality.md), with the
+# defaults of its functions (tests/unit/test_settings.py keeps them equal).  The attention-check
+# rule has no settings here: Concord has no attention checks yet, so it is not run.
+
+
+@dataclass(frozen=True)
+class TooFastRule:
+    floor_s: float = _knob(1.0, kind="float", low=0.0, high=3600.0,
+                           label="Too fast: floor in seconds",
+                           help="an answer is too fast when its active time (the first "
+                                "revision's) is below this floor")
+    reading_speed: float | None = _knob(
+        None, kind="float", optional=True, low=0.0, open_low=True, high=1000.0,
+        label="Too fast: reading speed (words per second)",
+        help="empty/null = the fixed floor only; else an item's floor is the larger of the fixed "
+             "floor and its words divided by this speed (≈ 4 words/s is silent reading)")
+    threshold: float = _knob(0.5, kind="float", low=0.0, high=1.0,
+                             label="Too fast: share above",
+                             help="flag an annotator when more than this share of their timed "
+                                  "answers is too fast")
+    min_answers: int = _knob(3, kind="int", low=1, label="Too fast: minimum timed answers",
+                             help="fewer timed answers leave the value undefined")
+
+
+@dataclass(frozen=True)
+class StraightLiningRule:
+    run_threshold: int = _knob(10, kind="int", low=1, label="Straight-lining: run of at least",
+                               help="flag an annotator whose longest run of one answer (across "
+                                    "items and an item's questions) is at least this long")
+    share_threshold: float = _knob(0.8, kind="float", low=0.0, high=1.0,
+                                   label="Straight-lining: run share at least",
+                                   help="also flag when the longest run is at least this share "
+                                        "of the annotator's answers")
+    min_answers: int = _knob(5, kind="int", low=1, label="Straight-lining: minimum answers",
+                             help="fewer answers leave the value undefined")
+
+
+@dataclass(frozen=True)
+class DuplicateInconsistencyRule:
+    tolerance: float = _knob(1.0, kind="float", low=0.0,
+                             label="Duplicate inconsistency: difference above",
+                             help="a repeated item's two answers are inconsistent when they "
+                                  "differ by more than this (on the raw scale's codes)")
+    threshold: float = _knob(0.5, kind="float", low=0.0, high=1.0,
+                             label="Duplicate inconsistency: share above",
+                             help="flag when more than this share of the annotator's duplicate "
+                                  "pairs is inconsistent")
+    min_pairs: int = _knob(2, kind="int", low=1, label="Duplicate inconsistency: minimum pairs",
+                           help="fewer answered duplicate pairs leave the value undefined")
+
+
+@dataclass(frozen=True)
+class QualitySettings:
+    """The parameters of each quality rule beyond the paper's five, by rule name."""
+
+    too_fast: TooFastRule = _section(TooFastRule)
+    straight_lining: StraightLiningRule = _section(StraightLiningRule)
+    duplicate_inconsistency: DuplicateInconsistencyRule = _section(DuplicateInconsistencyRule)
+
+    def params(self, rule: str) -> dict[str, Any]:
+        """Return the keyword arguments of ``rule``'s function in ``core.stats.quality``."""
+        return _as_dict(getattr(self, rule))
+
+
 # --------------------------------------------------------------------------- the settings
 
 
@@ -275,7 +343,8 @@ class AnalysisSettings:
                                        "raw answers")
     bootstrap_samples: int = _knob(1000, kind="int", low=1, high=1_000_000,
                                    label="Bootstrap resamples",
-                                   help="resamples of the items for every alpha's interval")
+                                   help="resamples of the items for every bootstrap interval "
+                                        "(alpha, metric–human correlations)")
     bootstrap_confidence: float = _knob(0.95, kind="float", low=0.0, high=1.0, open_low=True,
                                         open_high=True, label="Bootstrap confidence",
                                         help="coverage of the percentile bootstrap interval")
@@ -306,7 +375,18 @@ class AnalysisSettings:
     excluded_annotators: tuple[str, ...] = _knob(
         (), kind="pseudonyms", label="Leave out annotators",
         help="pseudonyms (A3, A7) whose answers the analysis leaves out")
+    correlation_intervals: str = _knob(
+        "every", kind="choice", choices=("every", "baseline", "none"),
+        label="Bootstrap intervals on correlations",
+        help="every metric–human correlation (every rule combination), the baseline only "
+             "(and the radical/centrist rows), or none: each interval resamples the items "
+             "bootstrap_samples times, seconds apiece at tens of thousands of items")
+    comparison_alpha: float = _knob(0.05, kind="float", low=0.0, high=1.0, open_low=True,
+                                    open_high=True, label="Metric comparison: significance level",
+                                    help="Williams' test says one metric agrees with the humans "
+                                         "better than another when its two-sided p is below this")
     heuristics: HeuristicSettings = _section(HeuristicSettings)
+    quality: QualitySettings = _section(QualitySettings)
 
     def __post_init__(self) -> None:
         problems = _instance_problems(self, "")

@@ -4,7 +4,8 @@ Used by `make run` (through `manage.py seed_demo`) and by the tests: the analyse
 what was planted here.
 
 Planted behaviours (pseudonyms follow the order of first response, which is this order):
-  reliable annotators (several), `random` (uniform clicks), `constant` (always the same value),
+  reliable annotators (several), `random` (uniform clicks in about 0.2 s each: the *too fast*
+  rule's case), `constant` (always the same value: a straight-liner),
   `slow` (reliable but ~7 minutes per item), `controls-high` (rates random control pairs as
   similar), `inconsistent` (answers duplicated items very differently the second time).
 """
@@ -205,11 +206,15 @@ def demo_study(*, owner, slug: str, preset: str, seed: int = 7, complete: bool =
             value = _answer(behaviour, truth[a.item_id], values, rng, control=item.is_control,
                             repeat=a.presentation == 2)
             seconds = rng.uniform(380, 520) if behaviour == "slow" else rng.lognormal(2.6, 0.4)
+            if behaviour == "random":
+                # 0.15–0.3 s, derived from the same draw: the generator's stream, and with it
+                # every other annotator's answers and times, stays that of the seed.
+                seconds = 0.15 + seconds % 0.15
             ms = int(seconds * 1000)
             responses.append(Response(
                 participant=p, item_id=a.item_id, presentation=a.presentation, assignment=a,
                 position=a.position, active_ms=ms,
-                events=[["shown", 0], [f"select:{value}", ms - 300], ["answer", ms]],
+                events=[["shown", 0], [f"select:{value}", max(ms - 300, ms // 2)], ["answer", ms]],
             ))
             values_given.append(value)
         p.consented_at = now

@@ -207,7 +207,7 @@ def export_job_file(*, job: ExportJob) -> Path | None:
 def export_row_estimate(*, study: Study, what: str) -> int:
     """Return the number of data rows an export will write, for progress (one query; two for
     the bundle)."""
-    if what == "results":
+    if what in ("results", "labels"):
         return 1
     items = Item.objects.filter(study=study).count() if what in ("items", "bundle") else 0
     responses = (Response.objects.filter(participant__study=study).count()

@@ -50,8 +50,12 @@ WHATS: dict[str, tuple[str, ...]] = {
     "matrix": ("csv",),
     "items": ("csv", "jsonl"),
     "results": ("json",),
+    "labels": ("csv", "jsonl"),
     "bundle": ("zip",),
 }
+# The columns of the `labels` export: one row per item × question × scale × method.
+LABEL_COLUMNS = ("item", "question", "scale", "method", "label", "probability", "entropy",
+                 "n_answers")
 FORMATS = ("csv", "jsonl", "parquet", "json", "zip")
 TEXT_FORMATS = ("csv", "jsonl", "json")
 CONTENT_TYPES = {
@@ -115,7 +119,7 @@ def export_open(*, study: Study, what: str, fmt: str | None = None,
     PROGRESS_EVERY data rows while streaming.
     """
     what, fmt = export_validate(what=what, fmt=fmt)
-    document = _results_document(study) if what in ("results", "bundle") else None
+    document = _results_document(study) if what in ("results", "bundle", "labels") else None
     counts: dict[str, int] = {}
     tally = _Tally(counts, progress)
     if what == "responses":
@@ -126,6 +130,8 @@ def export_open(*, study: Study, what: str, fmt: str | None = None,
         chunks = _items_chunks(study, fmt, tally)
     elif what == "results":
         chunks = iter([_json_bytes(document)])
+    elif what == "labels":
+        chunks = _labels_chunks(document, fmt, tally)
     else:
         chunks = _bundle_chunks(study, document, tally)
     return Export(what=what, fmt=fmt, filename=f"{study.slug}-{what}.{fmt}",
@@ -203,6 +209,24 @@ def _results_document(study: Study) -> dict:
             f"study {study.slug!r} has no completed analysis run: run "
             f"`python manage.py analyze {study.slug}` or start a run from the results page")
     return document
+
+
+def label_records(document: dict) -> Iterator[dict[str, Any]]:
+    """The aggregated label of every item per question, scale and competence model (Dawid–Skene,
+    MACE), from the results document's ``item_labels``, in its order; an item without answers
+    has empty label, probability and entropy."""
+    for r in document.get("item_labels") or []:
+        yield {"item": r["item"], "question": r["question"], "scale": r["scale"],
+               "method": r["method"], "label": r.get("label"), "probability": r.get("probability"),
+               "entropy": r.get("entropy"), "n_answers": r.get("n", 0)}
+
+
+def _labels_chunks(document: dict, fmt: str, tally: _Tally) -> Iterator[bytes]:
+    records = tally("labels", label_records(document))
+    if fmt == "jsonl":
+        yield from jsonl_chunks(records)
+    else:  # every cell through core.formats' writer, text neutralised (an item id "=1+1")
+        yield from csv_chunks(LABEL_COLUMNS, ([r[c] for c in LABEL_COLUMNS] for r in records))
 
 
 def _json_bytes(document: Any) -> bytes:

@@ -86,18 +86,53 @@ class CorrelationInterval:
         return rec
 
 
-def _rowwise_pearson(x: FloatArray, y: FloatArray) -> FloatArray:
-    """Return Pearson's r of each row pair (nan where a row is constant)."""
-    xm = x - x.mean(axis=1, keepdims=True)
-    ym = y - y.mean(axis=1, keepdims=True)
-    sxx = np.einsum("ij,ij->i", xm, xm)
-    syy = np.einsum("ij,ij->i", ym, ym)
-    sxy = np.einsum("ij,ij->i", xm, ym)
-    # A resample of one repeated value has sxx = 0 exactly (identical floats minus their mean).
+class _Groups:
+    """The items grouped by equal value, in ascending order, for a resample's average ranks."""
+
+    def __init__(self, values: FloatArray) -> None:
+        self.order = np.argsort(values, kind="stable")
+        ordered = values[self.order]
+        self.starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+        group_sorted = np.cumsum(np.r_[True, ordered[1:] != ordered[:-1]]) - 1
+        self.group = np.empty(values.size, dtype=np.int64)
+        self.group[self.order] = group_sorted
+
+    def ranks(self, counts: FloatArray) -> tuple[FloatArray, npt.NDArray[np.bool_]]:
+        """Return each item's average rank in each resample (rows of ``counts``), and whether
+        the resample holds a single value (its correlation is undefined)."""
+        per_group = np.add.reduceat(counts[:, self.order], self.starts, axis=1)
+        before = np.cumsum(per_group, axis=1) - per_group
+        rank = before + (per_group + 1.0) / 2.0
+        constant = (per_group > 0).sum(axis=1) <= 1
+        return rank[:, self.group], constant
+
+
+def _weighted_pearson_fixed(w: FloatArray, x: FloatArray, y: FloatArray,
+                            constant: npt.NDArray[np.bool_]) -> FloatArray:
+    """`_weighted_pearson` with the same values in every row (matrix–vector products)."""
+    total = w.sum(axis=1)
+    sx, sy = w @ x, w @ y
+    sxx = w @ (x * x) - sx * sx / total
+    syy = w @ (y * y) - sy * sy / total
+    sxy = w @ (x * y) - sx * sy / total
     with np.errstate(invalid="ignore", divide="ignore"):
         r = sxy / np.sqrt(sxx * syy)
-    bad = (np.ptp(x, axis=1) == 0) | (np.ptp(y, axis=1) == 0)
-    r[bad] = np.nan
+    r[constant] = np.nan
+    return np.asarray(np.clip(r, -1.0, 1.0), dtype=np.float64)
+
+
+def _weighted_pearson(w: FloatArray, x: FloatArray, y: FloatArray,
+                      constant: npt.NDArray[np.bool_]) -> FloatArray:
+    """Return Pearson's r of each row's values repeated ``w`` times (nan where ``constant``)."""
+    total = w.sum(axis=1)
+    wx, wy = w * x, w * y
+    sx, sy = wx.sum(axis=1), wy.sum(axis=1)
+    sxx = (wx * x).sum(axis=1) - sx * sx / total
+    syy = (wy * y).sum(axis=1) - sy * sy / total
+    sxy = (wx * y).sum(axis=1) - sx * sy / total
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = sxy / np.sqrt(sxx * syy)
+    r[constant] = np.nan
     return np.asarray(np.clip(r, -1.0, 1.0), dtype=np.float64)
 
 
@@ -143,13 +178,22 @@ def bootstrap_correlation(
     pearson = np.empty(n_resamples)
     spearman = np.empty(n_resamples)
     block = max(1, _BLOCK_CELLS // n)
+    gx, gy = _Groups(xa), _Groups(ya)
+    xc, yc = xa - xa.mean(), ya - ya.mean()
     for lo in range(0, n_resamples, block):
         hi = min(n_resamples, lo + block)
         idx = rng.integers(0, n, size=(hi - lo, n))
-        xs, ys = xa[idx], ya[idx]
-        pearson[lo:hi] = _rowwise_pearson(xs, ys)
-        spearman[lo:hi] = _rowwise_pearson(stats.rankdata(xs, axis=1),
-                                           stats.rankdata(ys, axis=1))
+        # Each resample as counts per item (the same resample, without sorting it): Pearson
+        # from weighted sums, Spearman from the resample's average ranks computed per group of
+        # equal values (a repeated item is a tie).
+        counts = np.bincount((np.arange(hi - lo)[:, None] * n + idx).ravel(),
+                             minlength=(hi - lo) * n).reshape(hi - lo, n).astype(float)
+        ranks_x, constant_x = gx.ranks(counts)
+        ranks_y, constant_y = gy.ranks(counts)
+        constant = constant_x | constant_y
+        pearson[lo:hi] = _weighted_pearson_fixed(counts, xc, yc, constant)
+        centre = (n + 1) / 2.0
+        spearman[lo:hi] = _weighted_pearson(counts, ranks_x - centre, ranks_y - centre, constant)
     undefined = int(np.isnan(pearson).sum())
     tail = (1.0 - confidence) / 2.0
     if undefined * 2 > n_resamples:

@@ -51,6 +51,26 @@ def planted(demo, behaviour) -> str:
     return names[pk]
 
 
+@pytest.mark.parametrize("slug", ["demo-coref", "demo-similarity"])
+def test_the_demos_fast_random_clicker_and_straight_liner_are_shown_flagged(owner_client, demos,
+                                                                            slug):
+    demo = demos[slug]
+    finished_run(demo.study)
+    html = owner_client.get(url("dashboard", demo.study)).content.decode()
+    table = html[html.index('id="ranking-table"'):]
+    table = table[:table.index("</table>")]
+    rows = dict(re.findall(r'<th scope="row">(A\d+)</th>(.*?)</tr>', table, re.S))
+    assert len(rows) == len(demo.behaviours)
+    fast = [name for name, cells in rows.items() if ">Too fast</span>" in cells]
+    straight = [name for name, cells in rows.items() if ">Straight-lining</span>" in cells]
+    assert fast == [planted(demo, "random")]
+    assert planted(demo, "constant") in straight
+    # the clicker is last or nearly so by both competence models
+    competence = re.findall(r'<td class="num">[-0-9.]+ <small>\((\d+)\)</small></td>',
+                            rows[planted(demo, "random")])
+    assert len(competence) == 3 and all(int(rank) >= len(rows) - 2 for rank in competence[1:])
+
+
 def test_before_any_run_it_offers_the_run_form(owner_client, demos):
     study = demos["demo-coref"].study
     html = owner_client.get(url("dashboard", study)).content.decode()

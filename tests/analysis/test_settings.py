@@ -65,7 +65,9 @@ def test_a_definition_accepts_every_analysis_setting():
     every = AnalysisSettings.from_mapping({
         "level": "nominal", "trust_variant": "notebook", "simple_threshold": 2, "seed": 5,
         "trust_max_annotators": 30, "excluded_annotators": ["A2"],
-        "heuristics": {"sentiment": {"sentiment_threshold": 1.2}}}).to_dict()
+        "heuristics": {"sentiment": {"sentiment_threshold": 1.2}},
+        "quality": {"too_fast": {"reading_speed": 4.5}, "straight_lining": {"run_threshold": 7}},
+        "comparison_alpha": 0.01}).to_dict()
     definition = load_definition(json.dumps({"slug": "s", "title": "S", "scale": "similarity-1-5",
                                              "analysis": every}).encode(), "s.json")
     assert definition["analysis"] == every
@@ -136,9 +138,33 @@ def test_the_form_reads_pseudonyms_and_leaves_empty_fields_to_the_study():
 
 def test_the_form_starts_from_stored_settings_even_those_an_older_version_let_through():
     # A run of an older version: only some keys, and a negative seed the API accepted then.
-    assert RunForm.initial_from({"level": "interval", "seed": -5, "simple_threshold": 2}) == {
+    initial = RunForm.initial_from({"level": "interval", "seed": -5, "simple_threshold": 2,
+                                    "heuristics": {"slow": {"threshold_s": 60}}})
+    assert {k: initial[k] for k in RunForm.MAIN} == {
         "level": "interval", "trust_variant": "paper", "simple_threshold": 2, "seed": 0,
         "excluded_annotators": []}
+    assert initial["heuristics.slow.threshold_s"] == 60
+    assert initial["quality.too_fast.floor_s"] == 1.0  # not stored by that version: the default
+    assert initial["quality.too_fast.reading_speed"] is None
+
+
+def test_the_form_offers_every_other_setting_by_its_key_path():
+    from core.settings import knobs
+
+    form = RunForm()
+    assert set(form.fields) == set(knobs())
+    assert [f.name for f in form.advanced_fields()] == [p for p in knobs() if p not in RunForm.MAIN]
+    posted = RunForm({"level": "ordinal", "trust_variant": "paper", "simple_threshold": "3",
+                      "quality.too_fast.floor_s": "2.5", "outlier_threshold": "0.4",
+                      "quality.straight_lining.run_threshold": "", "correlation_intervals": ""})
+    assert posted.is_valid(), posted.errors
+    assert posted.cleaned_data == {"level": "ordinal", "trust_variant": "paper",
+                                   "simple_threshold": 3, "outlier_threshold": 0.4,
+                                   "excluded_annotators": [],
+                                   "quality": {"too_fast": {"floor_s": 2.5}}}
+    bad = RunForm({"level": "ordinal", "trust_variant": "paper", "simple_threshold": "3",
+                   "quality.too_fast.threshold": "2"})
+    assert not bad.is_valid() and list(bad.errors) == ["quality.too_fast.threshold"]
 
 
 def test_a_bad_value_posted_to_the_dashboard_starts_nothing_and_says_why(coref):
@@ -184,6 +210,9 @@ def api(coref):
     ({"heuristics": {"slow": {"treshold_s": 1}}},
      {"heuristics": {"slow": {"treshold_s": ["unknown key 'treshold_s'"]}}}),
     ({"levle": "nominal"}, {"levle": ["unknown key"]}),
+    ({"quality": {"too_fast": {"floor_s": -1}}},
+     {"quality": {"too_fast": {"floor_s": ["must be between 0 and 3600, not -1"]}}}),
+    ({"comparison_alpha": 0}, {"comparison_alpha": ["must be strictly between 0 and 1, not 0"]}),
 ])
 def test_the_api_rejects_a_bad_value_naming_the_field(api, coref, body, errors):
     response = api.post(f"/api/studies/{coref.slug}/runs/", body, format="json")
@@ -193,7 +222,9 @@ def test_the_api_rejects_a_bad_value_naming_the_field(api, coref, body, errors):
 
 def test_the_api_accepts_every_setting(api, coref):
     body = {"trust_max_annotators": 5, "excluded_annotators": ["A4"], "noise_max_gamma": 0.1,
-            "heuristics": {"disagreeable": {"threshold": 0.75}}}
+            "heuristics": {"disagreeable": {"threshold": 0.75}},
+            "quality": {"too_fast": {"reading_speed": 4}, "duplicate_inconsistency": {"tolerance": 0}},
+            "outlier_threshold": 0.3, "trust_samples": 500, "trust_max_exact": 10}
     response = api.post(f"/api/studies/{coref.slug}/runs/", body, format="json")
     assert response.status_code == 201
     settings = response.json()["settings"]
@@ -210,6 +241,7 @@ def test_the_api_accepts_every_setting(api, coref):
     (["--set", "heuristics.slw.threshold_s=5"], "heuristics.slw: unknown key 'slw'"),
     (["--level", "fancy"], "--level"),
     (["--set", "seed"], "--set takes KEY=VALUE"),
+    (["--set", "quality.too_fast.min_answers=0"], "quality.too_fast.min_answers: must be at least 1"),
 ])
 def test_analyze_rejects_a_bad_value_naming_the_setting(coref, args, named):
     with pytest.raises(CommandError, match=named.replace("(", r"\(")):
@@ -219,20 +251,26 @@ def test_analyze_rejects_a_bad_value_naming_the_setting(coref, args, named):
 
 def test_analyze_sets_any_setting_and_records_the_whole_object(tmp_path, coref):
     document = analyze(tmp_path, coref.slug, "--trust-max-annotators", "30",
-                       "--set", "heuristics.slow.threshold_s=0.5",
-                       "--set", "heuristics.low_variance.min_ratings=3")
+                       "--set", "heuristics.slow.threshold_s=0.1",
+                       "--set", "heuristics.low_variance.min_ratings=3",
+                       "--set", "quality.too_fast.floor_s=3600")
     settings = document["settings"]
     expected = AnalysisSettings.from_mapping({"trust_max_annotators": 30, "heuristics": {
-        "slow": {"threshold_s": 0.5}, "low_variance": {"min_ratings": 3}}}).to_dict()
+        "slow": {"threshold_s": 0.1}, "low_variance": {"min_ratings": 3}},
+        "quality": {"too_fast": {"floor_s": 3600}}}).to_dict()
     for key, value in expected.items():
-        if key != "heuristics":
+        if key not in ("heuristics", "quality"):
             assert settings[key] == value, key
-    for rule, params in expected["heuristics"].items():
-        assert params.items() <= settings["heuristics"][rule].items(), rule
+    for section in ("heuristics", "quality"):  # each rule also records what it applied
+        for rule, params in expected[section].items():
+            assert params.items() <= settings[section][rule].items(), rule
     slow = [h for h in document["heuristics"] if h["rule"] == "slow"]
-    assert {h["threshold"] for h in slow} == {0.5}
-    assert all(h["flagged"] for h in slow if h["value"] is not None)  # everyone takes > 0.5 s
+    assert {h["threshold"] for h in slow} == {0.1}
+    assert all(h["flagged"] for h in slow if h["value"] is not None)  # everyone takes > 0.1 s (the demo clicker: 0.15–0.3 s)
     assert settings["heuristics"]["low_variance"] == {"threshold": 1.0, "min_ratings": 3, "ddof": 1}
+    fast = [q for q in document["quality"] if q["rule"] == "too_fast"]
+    assert fast and all(q["flagged"] for q in fast)  # nobody answers in under an hour
+    assert settings["quality"]["too_fast"]["floor"] == "fixed"
 
 
 # --------------------------------------------------------------------------- runs honour them

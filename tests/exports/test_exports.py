@@ -287,6 +287,36 @@ def test_the_results_export_needs_a_completed_run(annotated):
     assert document["schema"] == "concord.results/2"
 
 
+def test_the_labels_export_writes_each_items_aggregated_label_from_the_results(annotated):
+    with pytest.raises(ExportError, match="no completed analysis run"):
+        export_open(study=annotated, what="labels")
+    analysed(annotated)
+    document = json.loads(export_bytes(annotated, "results"))
+    rows = read_csv(export_bytes(annotated, "labels"))
+    assert rows[0] == ["item", "question", "scale", "method", "label", "probability", "entropy",
+                       "n_answers"]
+    scales = [s["name"] for s in document["scales"]]
+    assert len(rows) - 1 == len(document["item_labels"]) == 5 * len(scales) * 2
+    for row, record in zip(rows[1:], document["item_labels"], strict=True):
+        assert row[:4] == [record["item"], record["question"], record["scale"], record["method"]]
+        assert float(row[4]) == record["label"] and float(row[5]) == record["probability"]
+        assert int(row[7]) == record["n"]
+    lines = export_bytes(annotated, "labels", "jsonl").decode().splitlines()
+    assert [json.loads(line)["label"] for line in lines] == [r["label"]
+                                                            for r in document["item_labels"]]
+
+
+def test_the_labels_export_neutralises_a_formula_in_any_text_cell(annotated, monkeypatch):
+    from exports import services
+
+    document = {"item_labels": [{"question": "=q", "scale": "raw", "method": "mace",
+                                 "item": "=HYPERLINK(1)", "label": 2.0, "probability": 0.9,
+                                 "entropy": 0.1, "n": 3}]}
+    monkeypatch.setattr(services, "_results_document", lambda study: document)
+    rows = read_csv(export_bytes(annotated, "labels"))
+    assert rows[1] == ["'=HYPERLINK(1)", "'=q", "raw", "mace", "2", "0.9", "0.1", "3"]
+
+
 def test_the_bundle_holds_data_settings_results_version_and_readme(annotated):
     analysed(annotated)
     data = export_bytes(annotated, "bundle")

@@ -58,7 +58,7 @@ def answers(seed: int = 3) -> dict:
             cant_c.append(skip_c)
             cant_r.append(skip_r)
     items = item_columns([f"s{n}" for n in range(N_ITEMS)], [n == 7 for n in range(N_ITEMS)],
-                         [{"rouge": (n % 5) / 5} for n in range(N_ITEMS)],
+                         [{"rouge": (n % 5) / 5, "bleu": (n * 7 % 11) / 11} for n in range(N_ITEMS)],
                          [{"length": n % 3} for n in range(N_ITEMS)],
                          [{} for _ in range(N_ITEMS)])
     return {"items": items, **rows, "values": {"coherence": coherence, "relevance": relevance},
@@ -88,7 +88,8 @@ def test_every_record_names_its_question_and_only_time_is_the_studys(document):
     for section in SECTIONS:
         assert document[section], section
         for record in document[section]:
-            study_wide = section == "timing" or record.get("rule") == "slow"
+            study_wide = section == "timing" or record.get("rule") in (
+                "slow", "too_fast", "straight_lining")
             assert record["question"] is None if study_wide else \
                 record["question"] in ("coherence", "relevance"), (section, record)
     assert {(s["question"], s["name"]) for s in document["scales"]} == {
@@ -222,3 +223,23 @@ def test_excluded_annotators_leave_every_question(document):
     excluded = {q["key"]: q["counts"]["excluded_answers"] for q in doc["questions"]}
     for q in questions():
         assert excluded[q.key] == np.isfinite(q.data.value[q.data.annotator == 1]).sum()
+
+
+@pytest.mark.parametrize("which", ["baseline", "none"])
+def test_correlation_intervals_can_be_limited_to_the_baseline_or_left_out(document, which):
+    limited = build_results(questions(), settings={**SETTINGS, "correlation_intervals": which},
+                            study={"slug": "s", "title": "S"})
+    jsonschema.validate(limited, SCHEMA)
+    full = {json.dumps([r["question"], r["table"], r["rules"], r.get("set"), r.get("style"),
+                        r.get("filtered"), r["metric"]]): r
+            for r in document["correlation_intervals"]}
+    assert len(limited["correlation_intervals"]) == len(full)
+    for r in limited["correlation_intervals"]:
+        key = json.dumps([r["question"], r["table"], r["rules"], r.get("set"), r.get("style"),
+                          r.get("filtered"), r["metric"]])
+        if which == "baseline" and not r["rules"]:
+            assert r["pearson_ci"] == full[key]["pearson_ci"] is not None
+        else:
+            assert r["pearson_ci"] is None and "correlation_intervals" in r["reason"]
+    # nothing else depends on the intervals
+    assert limited["correlations"] == document["correlations"]

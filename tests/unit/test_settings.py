@@ -76,7 +76,8 @@ def test_it_has_a_knob_for_every_setting_of_a_run():
     assert list(knobs()) == [
         "level", "trust_variant", "simple_threshold", "bootstrap_samples", "bootstrap_confidence",
         "seed", "trust_max_exact", "trust_samples", "trust_max_annotators", "outlier_threshold",
-        "noise_confidence", "noise_max_gamma", "excluded_annotators",
+        "noise_confidence", "noise_max_gamma", "excluded_annotators", "correlation_intervals",
+        "comparison_alpha",
         "heuristics.slow.threshold_s",
         "heuristics.low_variance.threshold", "heuristics.low_variance.min_ratings",
         "heuristics.high_random.threshold", "heuristics.high_random.min_ratings",
@@ -84,6 +85,12 @@ def test_it_has_a_knob_for_every_setting_of_a_run():
         "heuristics.disagreeable.threshold",
         "heuristics.sentiment.sentiment_threshold", "heuristics.sentiment.bleu_threshold",
         "heuristics.sentiment.std_threshold", "heuristics.sentiment.min_pairs",
+        "quality.too_fast.floor_s", "quality.too_fast.reading_speed",
+        "quality.too_fast.threshold", "quality.too_fast.min_answers",
+        "quality.straight_lining.run_threshold", "quality.straight_lining.share_threshold",
+        "quality.straight_lining.min_answers",
+        "quality.duplicate_inconsistency.tolerance", "quality.duplicate_inconsistency.threshold",
+        "quality.duplicate_inconsistency.min_pairs",
     ]
 
 
@@ -195,6 +202,19 @@ def test_its_rule_defaults_are_those_of_the_rule_functions(rule):
                 "sentiment": heuristics.sentiment_annotators}[rule]
     signature = inspect.signature(function).parameters
     for name, value in HeuristicSettings().params(rule).items():
+        assert signature[name].default == value, (rule, name)
+
+
+@pytest.mark.parametrize("rule", ["too_fast", "straight_lining", "duplicate_inconsistency"])
+def test_its_quality_rule_defaults_are_those_of_the_rule_functions(rule):
+    from core.settings import QualitySettings
+    from core.stats import quality
+
+    function = getattr(quality, f"{rule}_annotators")
+    signature = inspect.signature(function).parameters
+    params = QualitySettings().params(rule)
+    assert params
+    for name, value in params.items():
         assert signature[name].default == value, (rule, name)
 
 
