@@ -224,3 +224,32 @@ def test_the_command_reads_the_exported_long_file(summeval, make_study, alice, t
     with pytest.raises(CommandError, match="already imported"):
         call_command("import_responses", "copy", str(path), "--format", "long",
                      stdout=io.StringIO())
+
+
+def test_the_upload_page_names_the_questions_and_imports_an_item_question_file(
+        summeval, make_study, alice, alice_client, settings, tmp_path):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    settings.VAR_DIR = tmp_path
+    study = make_study(alice, slug="browser", preset="summeval-4x5", items=ITEMS)
+    url = f"/studies/{study.slug}/responses/import/"
+    page = alice_client.get(url)
+    assert b'id="import-questions"' in page.content and b"<code>fluency</code>" in page.content
+
+    def post(data: bytes):
+        return alice_client.post(url, {"file": SimpleUploadedFile("wide.csv", data),
+                                       "format": "wide", "annotator_column": "who"})
+
+    bad = post(b"who,s1:coherence,s1:clarity\nx,3,4\n")
+    assert bad.status_code == 400 and b"&#x27;clarity&#x27; is not a question" in bad.content
+    assert not Response.objects.filter(participant__study=study).exists()
+    good = post(b"who,s1:coherence,s1:fluency,s2:coherence\nx,3,,\ny,4,5,2\n")
+    assert good.status_code == 302
+    assert alice_client.post(good["Location"]).status_code == 302
+    assert current_answers(study) == sorted(
+        [("A1", "s1", 1, q, 3.0 if q == "coherence" else None,
+          "" if q == "coherence" else "skipped", "") for q in QUESTIONS]
+        + [("A2", "s1", 1, q, {"coherence": 4.0, "fluency": 5.0}.get(q),
+            "" if q in ("coherence", "fluency") else "skipped", "") for q in QUESTIONS]
+        + [("A2", "s2", 1, q, 2.0 if q == "coherence" else None,
+            "" if q == "coherence" else "skipped", "") for q in QUESTIONS])
