@@ -8,8 +8,7 @@ annotator and the id of each item.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import datetime
-from datetime import timezone as dt_timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -113,8 +112,8 @@ def _aware(moment: Any) -> datetime:
     if isinstance(moment, str):
         moment = parse_datetime(moment)
     if timezone.is_naive(moment):
-        moment = timezone.make_aware(moment, dt_timezone.utc)
-    return moment.astimezone(dt_timezone.utc)
+        moment = timezone.make_aware(moment, UTC)
+    return moment.astimezone(UTC)
 
 
 def response_rows(*, study: Study) -> Iterator[tuple]:

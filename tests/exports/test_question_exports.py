@@ -215,7 +215,7 @@ def test_a_long_file_of_several_questions_imports_one_response_per_presentation(
 
 
 def test_the_command_reads_the_exported_long_file(summeval, make_study, alice, tmp_path):
-    copy = make_study(alice, slug="copy", preset="summeval-4x5", items=ITEMS)
+    make_study(alice, slug="copy", preset="summeval-4x5", items=ITEMS)
     path = tmp_path / "responses.csv"
     path.write_bytes(export_bytes(summeval.study, "responses"))
     out = io.StringIO()
