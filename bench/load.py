@@ -2,7 +2,7 @@
 
 Run from the repository root::
 
-    python -m bench.load [--seconds N] [--concurrency 50] [--pages-concurrency 10]
+    python -m bench.load [--seconds N] [--concurrency 50] [--pages-concurrency 10] [--revisions 0.05]
                          [--database-url postgres://postgres@127.0.0.1:5432/concord_bench]
                          [--workers W] [--threads T] [--warmup S] [--keep-database]
 
@@ -225,6 +225,7 @@ class Annotator:
     ran_out: bool = False
     answer_head: bytes | None = None
     question: str = ""  # the key of the study's one question
+    p_revise: float = P_REVISE
     rng: random.Random = field(default_factory=random.Random)
 
     def cookie_header(self) -> bytes:
@@ -384,7 +385,7 @@ async def annotate(ann: Annotator, conns: tuple[Connection, Connection], stop_at
         client_id = str(uuid.UUID(int=ann.rng.getrandbits(128), version=4))
         log.sends["first"] += 1
         ok = await send(ann, conns, position, client_id, value, log, stop_at)
-        if ok and ann.rng.random() < P_REVISE:
+        if ok and ann.rng.random() < ann.p_revise:
             log.sends["revised"] += 1
             value = ann.rng.choice([v for v in SCALE_VALUES if v != value])
             client_id = str(uuid.UUID(int=ann.rng.getrandbits(128), version=4))
@@ -780,6 +781,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="items in the study (default: enough to answer for the whole phase)")
     parser.add_argument("--keep-database", action="store_true", help="leave the database for inspection")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--revisions", type=float, default=P_REVISE, metavar="SHARE",
+                        help=f"share of answers changed with a new id (default {P_REVISE})")
     args = parser.parse_args(argv)
     if not 0 < args.seconds <= MAX_SECONDS or not 0 <= args.warmup <= 5:
         parser.error(f"--seconds must be in (0, {MAX_SECONDS}] and --warmup in [0, 5]: the load is bounded")
@@ -874,7 +877,8 @@ async def run_phases(args, port: int, master_pid: int, study_id: int, question: 
     base = f"{HOST}:{port}"
     rng = random.Random(args.seed)
     annotators = [Annotator(index=n, token=token, assigned=assigned, base=base,
-                            rng=random.Random(rng.getrandbits(64)), question=question)
+                            rng=random.Random(rng.getrandbits(64)), question=question,
+                            p_revise=args.revisions)
                   for n, (token, _, assigned) in enumerate(people)]
     pks = [pk for _, pk, _ in people]
     conns = [(Connection(HOST, port), Connection(HOST, port)) for _ in annotators]
@@ -1002,6 +1006,7 @@ def report(args, result: dict) -> int:
 
     print(json.dumps({
         "config": {"workers": args.workers, "threads": args.threads, "concurrency": args.concurrency,
+                   "revisions": args.revisions,
                    "pages_concurrency": args.pages_concurrency, "seconds": args.seconds,
                    "warmup": args.warmup, "cores": os.cpu_count()},
         "answers_per_s": round(answers_per_s, 1),

@@ -101,7 +101,9 @@ def _stream(sql: str, params: list) -> Iterator[tuple]:
     """Yield the rows of a query READ_CHUNK at a time, through a server-side cursor on
     PostgreSQL (Django's `chunked_cursor`, the cursor of `.iterator()`): memory holds one chunk."""
     connection = connections[router.db_for_read(Response)]
-    with connection.chunked_cursor() as cursor:
+    # Behind a transaction-mode pooler server-side cursors are turned off, as for .iterator().
+    plain = connection.settings_dict.get("DISABLE_SERVER_SIDE_CURSORS")
+    with (connection.cursor() if plain else connection.chunked_cursor()) as cursor:
         cursor.execute(sql.format(**_tables()), params)
         while batch := cursor.fetchmany(READ_CHUNK):
             yield from batch
