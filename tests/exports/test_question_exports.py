@@ -234,7 +234,7 @@ def test_the_upload_page_names_the_questions_and_imports_an_item_question_file(
     study = make_study(alice, slug="browser", preset="summeval-4x5", items=ITEMS)
     url = f"/studies/{study.slug}/responses/import/"
     page = alice_client.get(url)
-    assert b'id="import-questions"' in page.content and b"<code>fluency</code>" in page.content
+    assert b'id="import-questions"' in page.content and b"<code class=\"term\">fluency</code>" in page.content
 
     def post(data: bytes):
         return alice_client.post(url, {"file": SimpleUploadedFile("wide.csv", data),
