@@ -8,8 +8,10 @@ from django import forms
 class ResponseImportForm(forms.Form):
     file = forms.FileField(help_text="CSV or TSV, UTF-8 (with or without BOM).")
     format = forms.ChoiceField(
-        choices=[("wide", "Wide: one row per annotator, one column per item (Google Forms)"),
-                 ("long", "Long: annotator, item, value[, duration_ms, position]")],
+        choices=[("wide", "Wide: one row per annotator, one column per item (Google Forms); "
+                           "item:question columns when the study asks several questions"),
+                 ("long", "Long: annotator, item, value[, question, missing, comment, "
+                          "duration_ms, position] (Concord's responses export reads back)")],
         widget=forms.RadioSelect, initial="wide")
     annotator_column = forms.CharField(
         max_length=500, required=False,

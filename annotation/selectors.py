@@ -66,11 +66,12 @@ class _Joined:
     columns: str
     readers: tuple[tuple, ...]  # (model, attnames, start, stop, [(index, converters, col)])
 
-    def instances(self, row) -> list[Model | None]:
+    def instances(self, row, *, skip: int = 0) -> list[Model | None]:
+        """The row's models in order, leaving out the first `skip` (already built)."""
         connection = connections[self.alias]
         row = list(row)
         out: list[Model | None] = []
-        for model, names, start, stop, converters in self.readers:
+        for model, names, start, stop, converters in self.readers[skip:]:
             for index, functions, col in converters:
                 value = row[index]
                 for function in functions:
@@ -139,8 +140,10 @@ def participant_by_token(*, token: str) -> Participant:
         rows = cursor.fetchall()
     if not rows:
         raise Http404("No such link")
-    participant, study, _ = joined.instances(rows[0])
-    questions = [q for q in (joined.instances(row)[2] for row in rows) if q is not None]
+    participant, study, first = joined.instances(rows[0])
+    # The participant and study repeat on every row: build them once, then each question only.
+    questions = [q for q in [first, *(joined.instances(row, skip=2)[0] for row in rows[1:])]
+                 if q is not None]
     Participant.study.field.set_cached_value(participant, study)
     for question in questions:
         Question.study.field.set_cached_value(question, study)

@@ -30,6 +30,7 @@ from core.problems import InputError, Problem
 from core.responses import (
     MAX_ACTIVE_MS,
     Annotator,
+    Cell,
     ImportSummary,
     Upload,
     responses_parse,
@@ -417,7 +418,7 @@ def responses_import(
         return responses_parse(
             data, filename=filename, fmt=fmt,
             items=study.items.values_list("external_id", flat=True),
-            scale=study.primary_question.values,
+            questions={q.key: q.values for q in study.question_list},
             existing_annotators=Participant.objects.filter(
                 study=study, source=Participant.Source.IMPORT).values_list("external_id", flat=True),
             annotator_column=annotator_column, item_map=item_map, value_map=value_map,
@@ -441,7 +442,7 @@ def _responses_store(*, study: Study, annotators: Sequence[Annotator], filename:
             study=study, source=Participant.Source.IMPORT, external_id=a.external_id,
             label=f"imported from {PurePath(filename).name}"[:200], meta=a.meta,
             n_assigned=len(a.answers),
-            n_answered=sum(x.value is not None for x in a.answers.values()),
+            n_answered=sum(x.stored for x in a.answers.values()),
             # An imported submission is final: nobody will answer its blanks later.
             completed_at=now,
         )
@@ -452,10 +453,10 @@ def _responses_store(*, study: Study, annotators: Sequence[Annotator], filename:
         external_id__in=[a.external_id for a in annotators],
     ).values_list("external_id", "id"))
     item_ids = dict(study.items.values_list("external_id", "id"))
-    question = study.primary_question
+    questions = study.question_list
     answered = [(a, x) for a in annotators
                 for x in sorted(a.answers.values(), key=lambda x: (x.presentation, x.position or 0))
-                if x.value is not None]
+                if x.stored]
     # Inserted in this order: response ids follow the file, and pseudonyms follow them.
     responses = Response.objects.bulk_create(
         (Response(participant_id=ids[a.external_id], item_id=item_ids[x.item],
@@ -463,9 +464,15 @@ def _responses_store(*, study: Study, annotators: Sequence[Annotator], filename:
                   source=Response.Source.IMPORT) for a, x in answered),
         batch_size=2000,
     )
+    # One answer per question, as the app stores them: a question the file left blank in an
+    # answered presentation is "not answered".
+    skipped = Cell(None, Answer.Missing.SKIPPED)
     Answer.objects.bulk_create(
-        (Answer(response_id=r.pk, question=question, value=x.value)
-         for r, (_, x) in zip(responses, answered, strict=True)),
+        (Answer(response_id=r.pk, question=q, value=cell.value,
+                missing=cell.missing or ("" if cell.value is not None else skipped.missing),
+                comment=cell.comment)
+         for r, (_, x) in zip(responses, answered, strict=True)
+         for q in questions for cell in (x.cells.get(q.key, skipped),)),
         batch_size=2000,
     )
 

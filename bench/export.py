@@ -47,7 +47,7 @@ from django.db import connection, transaction  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from analysis.models import AnalysisRun  # noqa: E402
-from annotation.models import Response  # noqa: E402
+from annotation.models import Answer, Response  # noqa: E402
 from core.results import SCHEMA  # noqa: E402
 from core.settings import AnalysisSettings  # noqa: E402
 from exports.services import WHATS, export_open  # noqa: E402
@@ -112,7 +112,18 @@ def make_study(rows: int, seed: int) -> Study:
     people = list(Participant.objects.filter(study=study).order_by("pk")
                   .values_list("pk", flat=True))
     now = timezone.now()
-    batch: list[Response] = []
+    question = study.primary_question
+    batch: list[tuple[Response, float | None]] = []
+
+    def flush() -> None:
+        # Each response with its answer to the study's question, as the app stores them.
+        stored = Response.objects.bulk_create([r for r, _ in batch])
+        Answer.objects.bulk_create(
+            Answer(response_id=r.pk, question=question, value=value,
+                   missing="" if value is not None else Answer.Missing.SKIPPED)
+            for r, (_, value) in zip(stored, batch, strict=True))
+        batch.clear()
+
     firsts = PER_ANNOTATOR - REPEATS
     for pid in people:
         chosen = rng.choice(items, firsts, replace=False)
@@ -122,16 +133,15 @@ def make_study(rows: int, seed: int) -> Study:
         timeless = rng.random(PER_ANNOTATOR) < 0.03
         shown = [(int(i), 1) for i in chosen] + [(int(i), 2) for i in chosen[:REPEATS]]
         for position, (item, presentation) in enumerate(shown):
-            batch.append(Response(
+            batch.append((Response(
                 participant_id=pid, item_id=item, presentation=presentation, position=position,
-                value=None if blanks[position] else values[position],
                 active_ms=None if timeless[position] else int(times[position]),
-                source=Response.Source.IMPORT, received_at=now))
+                source=Response.Source.IMPORT, received_at=now),
+                None if blanks[position] else float(values[position])))
             if len(batch) >= BATCH:
-                Response.objects.bulk_create(batch)
-                batch.clear()
+                flush()
     if batch:
-        Response.objects.bulk_create(batch)
+        flush()
     AnalysisRun.objects.create(
         study=study, status=AnalysisRun.Status.DONE, progress=100, settings=AnalysisSettings().to_dict(),
         finished_at=now, results={

@@ -2,7 +2,7 @@
 
 Run from the repository root::
 
-    python -m bench.load [--seconds N] [--concurrency 50] [--pages-concurrency 10]
+    python -m bench.load [--seconds N] [--concurrency 50] [--pages-concurrency 10] [--revisions 0.05]
                          [--database-url postgres://postgres@127.0.0.1:5432/concord_bench]
                          [--workers W] [--threads T] [--warmup S] [--keep-database]
 
@@ -20,11 +20,13 @@ rather than fall back to SQLite):
    (JSON, ``X-CSRFToken`` from the form, the page's cookies, a client-generated id), back to back
    (no think time): 10 % of answers are re-sent with the same client id after their
    acknowledgement (the acknowledgement was lost), 5 % are sent twice at once on two connections
-   (double submit racing itself) and 2 % are answered again with a new client id (a second tab);
-5. checks in PostgreSQL that the stored rows are exactly the acknowledged (annotator, item,
-   presentation) triples — none lost, none twice, values and client ids as acknowledged, the
-   participants' counters equal to their rows — and that ``synchronous_commit`` and ``fsync`` are
-   on for the app's connections;
+   (double submit racing itself) and 5 % are changed with a new client id and a new value (a
+   revision: going back, a second tab), itself re-sent or raced like any answer;
+5. checks in PostgreSQL that the stored responses are exactly the acknowledged answer ids — none
+   lost, none unacknowledged, none twice — one answer each with the value sent under that id, the
+   revisions of each presentation numbered 1, 2, … with the last one current, the participants'
+   counters equal to their answered presentations — and that ``synchronous_commit`` and
+   ``fsync`` are on for the app's connections;
 6. phase 2, ``--pages-concurrency`` of those annotators (part-way through their assignment) load
    their next-item page back to back;
 7. stops gunicorn and drops the database, prints the figures against the targets and the peers'
@@ -76,7 +78,7 @@ PEERS = [  # as docs/benchmarks.md quotes them, measured on the same kind of mac
 
 P_RESEND = 0.10    # re-sent with the same client id after the acknowledgement (ack lost)
 P_INFLIGHT = 0.05  # sent twice at once on two connections (duplicate POSTs in flight)
-P_NEW_ID = 0.02    # answered again with a new client id (a second tab, a double click)
+P_REVISE = 0.05    # changed with a new client id and value: a revision (going back, a second tab)
 REQUEST_TIMEOUT = 15.0
 # A browser does not keep one connection for ever (gunicorn closes it after 2 s idle, and real
 # annotators pause between items), so a client drops its connection after 25 requests on
@@ -222,6 +224,8 @@ class Annotator:
     position: int = 0
     ran_out: bool = False
     answer_head: bytes | None = None
+    question: str = ""  # the key of the study's one question
+    p_revise: float = P_REVISE
     rng: random.Random = field(default_factory=random.Random)
 
     def cookie_header(self) -> bytes:
@@ -287,25 +291,27 @@ class AnswerLog:
     errors: list[str] = field(default_factory=list)
     # (annotator index, position) -> {"client_ids": acknowledged ids, "created": [ids whose
     # reply said created], "first_ack": time of the first acknowledgement}
+    # and "values": {client id: the value sent under it}
     acked: dict[tuple[int, int], dict] = field(default_factory=dict)
     sends: dict[str, int] = field(default_factory=lambda: {
-        "first": 0, "resent": 0, "in_flight_pairs": 0, "new_id": 0, "after_error": 0})
+        "first": 0, "resent": 0, "in_flight_pairs": 0, "revised": 0, "after_error": 0})
 
 
 def answer_payload(ann: Annotator, position: int, client_id: str, value: int) -> bytes:
-    """The body questionnaire.js sends: the value as the radio's string, timing and events."""
+    """The body questionnaire.js sends: every question's answer (the radio's value as a string),
+    timing and events."""
     active = ann.rng.randint(800, 9000)
     return json.dumps({
         "position": position,
         "client_id": client_id,
-        "value": str(value),
+        "answers": {ann.question: {"value": str(value), "cant_judge": False, "comment": ""}},
         "active_ms": active,
         "events": [["shown", 0], [f"select:{value}", active - 150], ["answer", active]],
     }, separators=(",", ":")).encode()
 
 
 async def post_answer(ann: Annotator, conn: Connection, position: int, client_id: str,
-                      body: bytes, log: AnswerLog) -> bool:
+                      body: bytes, log: AnswerLog, value: int) -> bool:
     """POST one answer; record latency and acknowledgement; True when acknowledged."""
     if ann.answer_head is None:  # the same headers every time but the length
         ann.answer_head = ann.head("POST", f"/a/{ann.token}/answer/", extra=(
@@ -331,17 +337,44 @@ async def post_answer(ann: Annotator, conn: Connection, position: int, client_id
         log.errors.append(f"HTTP {status}: {data[:160]!r}")
         return False
     entry = log.acked.setdefault((ann.index, position),
-                                 {"client_ids": set(), "created": [], "first_ack": end})
+                                 {"client_ids": set(), "created": [], "first_ack": end,
+                                  "values": {}})
     entry["client_ids"].add(client_id)
+    entry["values"][client_id] = value
     if reply.get("created"):
         entry["created"].append(client_id)
     return True
 
 
+async def send(ann: Annotator, conns: tuple[Connection, Connection], position: int,
+               client_id: str, value: int, log: AnswerLog, stop_at: float) -> bool:
+    """Send one answer as the page does: sometimes twice at once, retried after an error, and
+    sometimes re-sent after its acknowledgement; True when acknowledged."""
+    main, spare = conns
+    body = answer_payload(ann, position, client_id, value)
+    if ann.rng.random() < P_INFLIGHT:
+        log.sends["in_flight_pairs"] += 1
+        oks = await asyncio.gather(post_answer(ann, main, position, client_id, body, log, value),
+                                   post_answer(ann, spare, position, client_id, body, log, value))
+        ok = any(oks)
+    else:
+        ok = await post_answer(ann, main, position, client_id, body, log, value)
+    tries = 0
+    while not ok and tries < 3 and time.perf_counter() < stop_at:  # the page's outbox retries
+        tries += 1
+        log.sends["after_error"] += 1
+        await asyncio.sleep(0.2 * tries)
+        ok = await post_answer(ann, main, position, client_id, body, log, value)
+    if ok and ann.rng.random() < P_RESEND:
+        log.sends["resent"] += 1
+        await post_answer(ann, main, position, client_id, body, log, value)
+    return ok
+
+
 async def annotate(ann: Annotator, conns: tuple[Connection, Connection], stop_at: float,
                    log: AnswerLog, stagger: float) -> None:
     """Answer item after item until `stop_at`, with retries and duplicates as real browsers do."""
-    main, spare = conns
+    main = conns[0]
     position = ann.position
     await asyncio.sleep(ann.rng.uniform(0.0, stagger))  # annotators do not all start at once
     while time.perf_counter() < stop_at:
@@ -350,29 +383,13 @@ async def annotate(ann: Annotator, conns: tuple[Connection, Connection], stop_at
             return
         value = ann.rng.choice(SCALE_VALUES)
         client_id = str(uuid.UUID(int=ann.rng.getrandbits(128), version=4))
-        body = answer_payload(ann, position, client_id, value)
         log.sends["first"] += 1
-        if ann.rng.random() < P_INFLIGHT:
-            log.sends["in_flight_pairs"] += 1
-            oks = await asyncio.gather(post_answer(ann, main, position, client_id, body, log),
-                                       post_answer(ann, spare, position, client_id, body, log))
-            ok = any(oks)
-        else:
-            ok = await post_answer(ann, main, position, client_id, body, log)
-        tries = 0
-        while not ok and tries < 3 and time.perf_counter() < stop_at:  # the page's outbox retries
-            tries += 1
-            log.sends["after_error"] += 1
-            await asyncio.sleep(0.2 * tries)
-            ok = await post_answer(ann, main, position, client_id, body, log)
-        if ok and ann.rng.random() < P_RESEND:
-            log.sends["resent"] += 1
-            await post_answer(ann, main, position, client_id, body, log)
-        if ok and ann.rng.random() < P_NEW_ID:
-            log.sends["new_id"] += 1
-            other = str(uuid.UUID(int=ann.rng.getrandbits(128), version=4))
-            await post_answer(ann, main, position, other,
-                              answer_payload(ann, position, other, value), log)
+        ok = await send(ann, conns, position, client_id, value, log, stop_at)
+        if ok and ann.rng.random() < ann.p_revise:
+            log.sends["revised"] += 1
+            value = ann.rng.choice([v for v in SCALE_VALUES if v != value])
+            client_id = str(uuid.UUID(int=ann.rng.getrandbits(128), version=4))
+            await send(ann, conns, position, client_id, value, log, stop_at)
         position += 1
         if ok:
             ann.position = position
@@ -589,7 +606,8 @@ def make_items(n: int, seed: int) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-def setup_study(*, n_items: int, n_participants: int) -> tuple[int, list[tuple[str, int, int]]]:
+def setup_study(*, n_items: int, n_participants: int
+                ) -> tuple[int, str, list[tuple[str, int, int]]]:
     """Create, open and staff the bench study through the services; return participants."""
     from django.contrib.auth import get_user_model
 
@@ -602,7 +620,8 @@ def setup_study(*, n_items: int, n_participants: int) -> tuple[int, list[tuple[s
     items_import(study=study, data=make_items(n_items, seed=7), filename="bench-items.csv")
     study_open(study=study)
     participants = participants_invite(study=study, count=n_participants, label="bench")
-    return study.pk, [(p.token, p.pk, p.n_assigned) for p in participants]
+    return (study.pk, study.primary_question.key,
+            [(p.token, p.pk, p.n_assigned) for p in participants])
 
 
 def start_gunicorn(*, port: int, workers: int, threads: int, env: dict[str, str], log: Path):
@@ -647,7 +666,16 @@ def stop_process(proc: subprocess.Popen) -> None:
 
 
 def verify(study_id: int, annotators: list[Annotator], pks: list[int], log: AnswerLog) -> dict:
-    """Compare the stored rows with what the server acknowledged; read the durability settings."""
+    """Compare the stored responses and answers with what the server acknowledged; read the
+    durability settings.
+
+    Under the per-question model an acknowledged answer id is one stored response (with one
+    answer per question; the bench's study asks one), a new id for an answered presentation is
+    its next revision, and a retry stores nothing. So: the stored answer ids are exactly the
+    acknowledged ones (none lost, none unacknowledged, none twice), each holds the value sent
+    under it, each presentation's revisions are 1..n with the last one current, and every
+    participant's counter is its number of answered presentations.
+    """
     from django.db import connection
 
     by_pk = dict(zip(pks, range(len(pks)), strict=True))
@@ -657,38 +685,62 @@ def verify(study_id: int, annotators: list[Annotator], pks: list[int], log: Answ
         cursor.execute("SHOW fsync")
         fsync = cursor.fetchone()[0]
         cursor.execute(
-            "SELECT r.participant_id, a.position, r.item_id, r.presentation, r.client_id::text, r.value "
+            "SELECT r.participant_id, a.position, r.client_id::text, r.revision, r.is_current, "
+            "count(ans.id), min(ans.value), max(ans.value) "
             "FROM annotation_response r JOIN studies_assignment a ON a.id = r.assignment_id "
-            "JOIN studies_participant p ON p.id = r.participant_id WHERE p.study_id = %s",
-            [study_id])
+            "JOIN studies_participant p ON p.id = r.participant_id "
+            "LEFT JOIN annotation_answer ans ON ans.response_id = r.id "
+            "WHERE p.study_id = %s GROUP BY r.id, a.position", [study_id])
         rows = cursor.fetchall()
         cursor.execute(
-            "SELECT count(*), count(DISTINCT (r.participant_id, r.item_id, r.presentation)) "
-            "FROM annotation_response r JOIN studies_participant p ON p.id = r.participant_id "
-            "WHERE p.study_id = %s", [study_id])
-        n_rows, n_distinct = cursor.fetchone()
-        cursor.execute(
             "SELECT count(*) FROM studies_participant p WHERE p.study_id = %s AND p.n_answered <> "
-            "(SELECT count(*) FROM annotation_response r WHERE r.participant_id = p.id)", [study_id])
+            "(SELECT count(*) FROM annotation_response r WHERE r.participant_id = p.id "
+            "AND r.is_current)", [study_id])
         bad_counters = cursor.fetchone()[0]
-    stored = {(by_pk[pid], pos): (cid, value) for pid, pos, _, _, cid, value in rows}
+    stored: dict[tuple[int, int], list[tuple]] = {}
+    ids: dict[str, int] = {}
+    for pid, position, cid, revision, current, n_answers, low, high in rows:
+        stored.setdefault((by_pk[pid], position), []).append(
+            (cid, revision, current, n_answers, low, high))
+        ids[cid] = ids.get(cid, 0) + 1
     acked = log.acked
-    lost = [key for key in acked if key not in stored]
-    unacked = [key for key in stored if key not in acked]
-    wrong = [key for key, entry in acked.items() if key in stored
-             and stored[key][0] not in entry["client_ids"]]
-    created_twice = [key for key, entry in acked.items() if len(entry["created"]) > 1]
-    never_created = [key for key, entry in acked.items() if not entry["created"]]
-    ok = (n_rows == n_distinct == len(acked) and not lost and not unacked and not wrong
-          and not created_twice and bad_counters == 0
+    acked_ids = {cid for entry in acked.values() for cid in entry["client_ids"]}
+    lost = [cid for cid in acked_ids if cid not in ids]
+    unacked = [cid for cid in ids if cid not in acked_ids]
+    twice = [cid for cid, n in ids.items() if n > 1]
+    wrong_value = bad_revisions = bad_answers = 0
+    for key, responses in stored.items():
+        sent = acked.get(key, {}).get("values", {})
+        for cid, _, _, n_answers, low, high in responses:
+            if n_answers != 1:
+                bad_answers += 1
+            elif cid in sent and not (low == high == sent[cid]):
+                wrong_value += 1
+        numbers = sorted(r[1] for r in responses)
+        current = [r[1] for r in responses if r[2]]
+        if numbers != list(range(1, len(responses) + 1)) or current != [len(responses)]:
+            bad_revisions += 1
+    created_twice = [cid for entry in acked.values() for cid in set(entry["created"])
+                     if entry["created"].count(cid) > 1]
+    never_created = [cid for entry in acked.values() for cid in entry["client_ids"]
+                     if cid not in entry["created"]]
+    revisions = sum(len(r) - 1 for r in stored.values())
+    ok = (len(ids) == len(acked_ids) and len(stored) == len(acked) and not lost
+          and not unacked and not twice and not created_twice and not wrong_value
+          and not bad_revisions and not bad_answers and bad_counters == 0
           and synchronous_commit == "on" and fsync == "on")
     return {
-        "rows": n_rows,
-        "distinct_triples": n_distinct,
-        "acknowledged": len(acked),
+        "rows": len(rows),
+        "presentations": len(stored),
+        "acknowledged_presentations": len(acked),
+        "acknowledged": len(acked_ids),
+        "revisions": revisions,
         "lost": len(lost),
         "unacknowledged_rows": len(unacked),
-        "wrong_client_id": len(wrong),
+        "stored_twice": len(twice),
+        "wrong_value": wrong_value,
+        "bad_revision_numbers": bad_revisions,
+        "bad_answer_rows": bad_answers,
         "created_twice": len(created_twice),
         "acknowledged_without_created": len(never_created),
         "counter_mismatches": bad_counters,
@@ -729,6 +781,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="items in the study (default: enough to answer for the whole phase)")
     parser.add_argument("--keep-database", action="store_true", help="leave the database for inspection")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--revisions", type=float, default=P_REVISE, metavar="SHARE",
+                        help=f"share of answers changed with a new id (default {P_REVISE})")
     args = parser.parse_args(argv)
     if not 0 < args.seconds <= MAX_SECONDS or not 0 <= args.warmup <= 5:
         parser.error(f"--seconds must be in (0, {MAX_SECONDS}] and --warmup in [0, 5]: the load is bounded")
@@ -780,7 +834,7 @@ def main(argv: list[str] | None = None) -> int:
         call_command("migrate", interactive=False, verbosity=0)
         call_command("collectstatic", interactive=False, verbosity=0)
         t0 = time.perf_counter()
-        study_id, people = setup_study(n_items=n_items, n_participants=args.concurrency)
+        study_id, question, people = setup_study(n_items=n_items, n_participants=args.concurrency)
         with connection.cursor() as cursor:
             cursor.execute("SHOW server_version")
             pg_version = cursor.fetchone()[0]
@@ -799,7 +853,7 @@ def main(argv: list[str] | None = None) -> int:
               f"every ~{REQUESTS_PER_CONNECTION} requests; {args.warmup:g} s warm-up + "
               f"{args.seconds:g} s measured per phase")
 
-        result = asyncio.run(run_phases(args, port, proc.pid, study_id, people))
+        result = asyncio.run(run_phases(args, port, proc.pid, study_id, question, people))
     finally:
         if proc is not None:
             stop_process(proc)
@@ -818,11 +872,13 @@ def main(argv: list[str] | None = None) -> int:
     return report(args, result)
 
 
-async def run_phases(args, port: int, master_pid: int, study_id: int, people) -> dict:
+async def run_phases(args, port: int, master_pid: int, study_id: int, question: str,
+                     people) -> dict:
     base = f"{HOST}:{port}"
     rng = random.Random(args.seed)
     annotators = [Annotator(index=n, token=token, assigned=assigned, base=base,
-                            rng=random.Random(rng.getrandbits(64)))
+                            rng=random.Random(rng.getrandbits(64)), question=question,
+                            p_revise=args.revisions)
                   for n, (token, _, assigned) in enumerate(people)]
     pks = [pk for _, pk, _ in people]
     conns = [(Connection(HOST, port), Connection(HOST, port)) for _ in annotators]
@@ -886,7 +942,7 @@ def report(args, result: dict) -> int:
     print(f"phase 1: {args.concurrency} annotators posting answers for {seconds1:.1f} s")
     s = log.sends
     print(f"  sends: {s['first']} answers, {s['resent']} re-sent with the same id, "
-          f"{s['in_flight_pairs']} sent twice at once, {s['new_id']} answered again with a new id, "
+          f"{s['in_flight_pairs']} sent twice at once, {s['revised']} changed with a new id (revisions), "
           f"{s['after_error']} retried after an error")
     print(f"  accepted answers/s: {answers_per_s:7.1f}   (target >= {TARGETS['answers_per_s']:.0f}: "
           f"x{answers_per_s / TARGETS['answers_per_s']:.2f})   [POSTs acknowledged/s incl. re-sends: "
@@ -900,11 +956,14 @@ def report(args, result: dict) -> int:
           f"max {spread[-1]} (gthread serves keep-alive connections unevenly under saturation)")
     if result["ran_out"]:
         print(f"  WARNING: {result['ran_out']} annotators ran out of items; raise --items")
-    print(f"  rows check: {checks['rows']} rows = {checks['distinct_triples']} distinct "
-          f"(annotator, item, presentation) = {checks['acknowledged']} acknowledged; "
+    print(f"  rows check: {checks['rows']} responses = {checks['acknowledged']} acknowledged "
+          f"answer ids ({checks['presentations']} presentations = "
+          f"{checks['acknowledged_presentations']} acknowledged, {checks['revisions']} revisions); "
           f"lost {checks['lost']}, unacknowledged {checks['unacknowledged_rows']}, "
-          f"wrong client id {checks['wrong_client_id']}, created twice {checks['created_twice']}, "
-          f"counter mismatches {checks['counter_mismatches']}: {'ok' if checks['ok'] else 'FAILED'}")
+          f"twice {checks['stored_twice']}, created twice {checks['created_twice']}, wrong value "
+          f"{checks['wrong_value']}, bad revision numbers {checks['bad_revision_numbers']}, "
+          f"answers not one per response {checks['bad_answer_rows']}, counter mismatches "
+          f"{checks['counter_mismatches']}: {'ok' if checks['ok'] else 'FAILED'}")
     print(f"  durability: synchronous_commit={checks['synchronous_commit']}, fsync={checks['fsync']} "
           f"on the app's connections; code mentioning synchronous_commit: {mentions or 'none'}")
     print(_cpu_line(cpu1))
@@ -947,6 +1006,7 @@ def report(args, result: dict) -> int:
 
     print(json.dumps({
         "config": {"workers": args.workers, "threads": args.threads, "concurrency": args.concurrency,
+                   "revisions": args.revisions,
                    "pages_concurrency": args.pages_concurrency, "seconds": args.seconds,
                    "warmup": args.warmup, "cores": os.cpu_count()},
         "answers_per_s": round(answers_per_s, 1),

@@ -4,13 +4,20 @@ Contract (`import_responses`; user guide in docs/importing-responses.md):
 
 - wide: one row per annotator (`annotator_column`), one column per item. A column whose header
   is an item id, or is mapped to one by the item map (CSV `column,item`), is an item; the k-th
-  column of the same item is that annotator's presentation k (2 = the duplicate). Columns
+  column of the same item is that annotator's presentation k (2 = the duplicate). A study of
+  several questions names a column `item:question` (split on the last colon; question keys are
+  slugs), the k-th column of the same item and question being presentation k. Columns
   named in `meta_columns` become participant metadata; any other column is an error. Rows of
   the same annotator merge, the last non-blank answer winning.
-- long: `annotator,item,value[,duration_ms,position]`; a second row for the same annotator and
-  item is the repeated presentation when its position differs, an error otherwise.
-- The value map (CSV `label,value`) turns option labels into scale values. Blank cells are
-  missing answers: no row is stored, but they are counted.
+- long: `annotator,item,value[,question,missing,comment,duration_ms,position]`, one row per
+  answer to one question (`question` may be left out when the study asks one question); the
+  rows of one annotator, item and position are one presentation; a second presentation of the
+  same item is the repeated one when its position differs, an error otherwise. `missing` says
+  why a value is empty (`cant_judge` or `skipped`). The responses export's own columns
+  (`active_ms` for `duration_ms`; `presentation`, `duplicate`, `submitted_at`, `source`,
+  `control`, `revision`, derived or recorded by the import itself, are ignored) read back.
+- The value map (CSV `label,value`) turns option labels into scale values. A presentation
+  without any value, reason or comment is a missing answer: no row is stored, but it is counted.
 
 `responses_parse` validates a file completely and reports every problem at once (file, line,
 column) in one `InputError`; `responses_summarize` counts what a parsed file holds. Files are
@@ -24,12 +31,19 @@ import math
 from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 
+from core.formats import unneutralise
 from core.problems import Collector
 from core.tabular import DEFAULT_LIMITS, Limits, Row, decode, read_grid, read_records
 
 FORMATS = ("wide", "long")
-LONG_COLUMNS = ("annotator", "item", "value", "duration_ms", "position")
+LONG_COLUMNS = ("annotator", "item", "value", "question", "missing", "comment", "duration_ms",
+                "position")
 LONG_REQUIRED = ("annotator", "item", "value")
+# Columns of the responses export that the import derives or records itself: accepted, ignored.
+LONG_IGNORED = ("presentation", "duplicate", "submitted_at", "source", "control", "revision")
+LONG_ALIASES = {"active_ms": "duration_ms"}
+MISSING = ("cant_judge", "skipped")  # the reasons of a missing value (annotation.Answer.missing)
+SINGLE = ""  # the question key of a parse given one `scale` rather than `questions`
 MAX_ID_LENGTH = 200  # Participant.external_id
 MAX_ACTIVE_MS = 24 * 3600 * 1000  # Response.active_ms: at most a day
 INVALID = -1  # a duration or position that was reported as a problem
@@ -47,14 +61,32 @@ class Upload:
 
 
 @dataclass
+class Cell:
+    """The answer to one question: a value, or None and why (`missing`), and a comment."""
+
+    value: float | None
+    missing: str = ""
+    comment: str = ""
+
+    @property
+    def given(self) -> bool:
+        return self.value is not None or bool(self.missing) or bool(self.comment)
+
+
+@dataclass
 class Answer:
-    """One presentation of an item to an annotator; `value` None = blank (nothing stored)."""
+    """One presentation of an item to an annotator, its answers by question key; stored when
+    any question has a value, a missing reason or a comment (otherwise a blank)."""
 
     item: str
     presentation: int
     position: int | None
-    value: float | None
+    cells: dict[str, Cell] = field(default_factory=dict)
     active_ms: int | None = None
+
+    @property
+    def stored(self) -> bool:
+        return any(cell.given for cell in self.cells.values())
 
 
 @dataclass
@@ -158,7 +190,12 @@ class _Values:
     def parse(self, raw: str, errors: Collector, line: int, column: str | int) -> float | None:
         text = raw.strip()
         if self.labels and _norm(text) in self.labels:
-            return self.labels[_norm(text)]
+            mapped = self.labels[_norm(text)]
+            if mapped in self.scale:
+                return mapped
+            errors.add(f"{_short(text, 40)!r} maps to {_fmt(mapped)}, which is not a value of "
+                       f"this question's scale ({self.shown})", line=line, column=column)
+            return None
         number = _parse_number(text)
         if number is not None and number in self.scale:
             return number
@@ -206,13 +243,27 @@ def _item_map(read: _MapRows, items: Iterable[str]) -> dict[str, str]:
 # --- parsing ----------------------------------------------------------------------------------
 
 
+class _Questions:
+    """The study's questions: key -> how its cells are read, in order."""
+
+    def __init__(self, scales: Mapping[str, Sequence[float]], value_map: dict[str, float] | None):
+        self.values = {key: _Values(scale, value_map) for key, scale in scales.items()}
+        self.keys = list(scales)
+        self.single = self.keys[0] if len(self.keys) == 1 else None
+        self.shown = ", ".join(self.keys)
+
+    def unknown(self, key: str) -> str:
+        return f"{_short(key, 40)!r} is not a question of this study (its questions: {self.shown})"
+
+
 def responses_parse(
     data: bytes,
     *,
     filename: str,
     fmt: str,
     items: Iterable[str],
-    scale: Sequence[float],
+    scale: Sequence[float] = (),
+    questions: Mapping[str, Sequence[float]] | None = None,
     existing_annotators: Iterable[str] = (),
     annotator_column: str | None = None,
     item_map: Upload | Mapping[str, str] | None = None,
@@ -223,20 +274,23 @@ def responses_parse(
 ) -> list[Annotator]:
     """Validate a response file completely; return its annotators in order of first appearance.
 
-    Raise `InputError` listing every problem of the map files, then of the file.
+    `questions` maps each question key to its scale's values, in the study's order; a study of
+    one question may give its `scale` alone (its answers are then keyed `SINGLE`). Raise
+    `InputError` listing every problem of the map files, then of the file.
     """
     errors = Collector(filename)
     if fmt not in FORMATS:
         errors.add(f"unknown format {fmt!r}; use wide or long")
         errors.raise_if_any()
+    scales = dict(questions) if questions else {SINGLE: scale}
     items = list(items)
     item_read = _read_map(item_map, kind="item map", header=("column", "item"),
                           max_bytes=max_bytes, limits=limits)
     value_read = _read_map(value_map, kind="value map", header=("label", "value"),
                            max_bytes=max_bytes, limits=limits)
     imap = _item_map(item_read, items)
-    vmap = _value_map(value_read, scale)
-    values = _Values(scale, vmap)
+    vmap = _value_map(value_read, sorted({float(v) for s in scales.values() for v in s}))
+    known = _Questions(scales, vmap)
     existing = set(existing_annotators)
     annotators: list[Annotator] = []
     text = decode(data, errors, max_bytes=max_bytes)
@@ -247,7 +301,7 @@ def responses_parse(
         if header:
             reader = _parse_wide if fmt == "wide" else _parse_long
             annotators = reader(header, rows, errors, items=set(items), item_map=imap,
-                                values=values, annotator_column=annotator_column,
+                                questions=known, annotator_column=annotator_column,
                                 meta_columns=[_norm(m) for m in meta_columns if _norm(m)])
             if not rows and not errors:
                 errors.add("the file has a header but no rows")
@@ -265,8 +319,25 @@ def responses_parse(
     return annotators
 
 
+def _wide_column(name: str, *, items: Set[str], item_map: Mapping[str, str],
+                 questions: _Questions) -> tuple[str, str] | str:
+    """Return (item, question key) of a wide column, or why it is not one."""
+    if name in item_map or name in items:
+        if questions.single is not None:
+            return item_map.get(name, name), questions.single
+        return (f"column {_short(name)!r} names an item but no question: this study asks "
+                f"several questions, name it {_short(name)}:<question> ({questions.shown})")
+    head, colon, key = name.rpartition(":")
+    if colon and (head in item_map or head in items):
+        if key in questions.values:
+            return item_map.get(head, head), key
+        return f"column {_short(name)!r}: {questions.unknown(key)}"
+    return (f"unknown column {_short(name)!r}: not an item id of this study, not in the item "
+            "map, not a meta column")
+
+
 def _parse_wide(header: Sequence[str], rows: Sequence[Row], errors: Collector, *,
-                items: Set[str], item_map: Mapping[str, str], values: _Values,
+                items: Set[str], item_map: Mapping[str, str], questions: _Questions,
                 annotator_column: str | None, meta_columns: Sequence[str]) -> list[Annotator]:
     if not annotator_column:
         errors.add("the wide format needs the annotator column (--annotator-column NAME)")
@@ -276,28 +347,35 @@ def _parse_wide(header: Sequence[str], rows: Sequence[Row], errors: Collector, *
     annotator_at: int | None = None
     meta_at: dict[int, str] = {}
     meta_found: set[str] = set()
-    item_at: dict[int, tuple[str, int, int]] = {}  # index -> (item, presentation, position)
-    repeats: dict[str, int] = {}
+    # index -> (item, presentation, position, question key)
+    item_at: dict[int, tuple[str, int, int, str]] = {}
+    repeats: dict[tuple[str, str], int] = {}
+    positions: dict[tuple[str, int], int] = {}  # (item, presentation) -> position
     for index, raw in enumerate(header):
         name, column = _norm(raw), index + 1
         if name == want and annotator_at is None:
             annotator_at = index
-        elif name in meta_names:
+            continue
+        if name in meta_names:
             if name in meta_found:
                 errors.add(f"meta column {_short(name)!r} appears twice", line=1, column=column)
             meta_at[index] = name
             meta_found.add(name)
-        elif name in item_map or name in items:
-            item = item_map.get(name, name)
-            repeats[item] = repeats.get(item, 0) + 1
-            item_at[index] = (item, repeats[item], len(item_at))
-        elif name == want:
+            continue
+        if name == want:
             errors.add(f"the annotator column {want!r} appears twice", line=1, column=column)
-        elif not name:
+            continue
+        if not name:
             errors.add("a column has no header", line=1, column=column)
-        else:
-            errors.add(f"unknown column {_short(name)!r}: not an item id of this study, not in "
-                       "the item map, not a meta column", line=1, column=column)
+            continue
+        found = _wide_column(name, items=items, item_map=item_map, questions=questions)
+        if isinstance(found, str):
+            errors.add(found, line=1, column=column)
+            continue
+        item, key = found
+        presentation = repeats[(item, key)] = repeats.get((item, key), 0) + 1
+        position = positions.setdefault((item, presentation), len(positions))
+        item_at[index] = (item, presentation, position, key)
     names = {_norm(h) for h in header}
     if annotator_at is None:
         errors.add(f"the annotator column {want!r} is not in the file", line=1)
@@ -325,25 +403,38 @@ def _parse_wide(header: Sequence[str], rows: Sequence[Row], errors: Collector, *
         for index, name in meta_at.items():
             if cells[index].strip():
                 annotator.meta[name] = cells[index].strip()  # last non-blank wins
-        for index, (item, presentation, position) in item_at.items():
-            key = (item, presentation)
-            answer = annotator.answers.setdefault(key, Answer(item, presentation, position, None))
+        for index, (item, presentation, position, key) in item_at.items():
+            answer = annotator.answers.setdefault((item, presentation),
+                                                  Answer(item, presentation, position))
             if cells[index].strip():
-                value = values.parse(cells[index], errors, line, index + 1)
+                value = questions.values[key].parse(cells[index], errors, line, index + 1)
                 if value is not None:
-                    answer.value = value  # last non-blank wins
+                    answer.cells[key] = Cell(value)  # last non-blank wins
     return list(annotators.values())
 
 
+@dataclass
+class _Presented:
+    """The rows of one annotator, item and position in a long file."""
+
+    line: int
+    position: int | None
+    cells: dict[str, tuple[int, Cell]] = field(default_factory=dict)
+    duration: int | None = None
+
+
 def _parse_long(header: Sequence[str], rows: Sequence[Row], errors: Collector, *,
-                items: Set[str], item_map: Mapping[str, str], values: _Values,
+                items: Set[str], item_map: Mapping[str, str], questions: _Questions,
                 annotator_column: str | None, meta_columns: Sequence[str]) -> list[Annotator]:
     names = {"annotator": _norm(annotator_column or "annotator")}
     roles = {names.get(r, r).lower(): r for r in reversed(LONG_COLUMNS)}
+    roles.update({alias: role for alias, role in LONG_ALIASES.items() if alias not in roles})
+    ignored = set(LONG_IGNORED) - set(roles)
     meta_names = set(meta_columns)
     at: dict[str, int] = {}
     meta_at: dict[int, str] = {}
     meta_found: set[str] = set()
+    ignored_found: set[str] = set()
     for index, raw in enumerate(header):
         name = _norm(raw)
         role = roles.get(name.lower())
@@ -352,25 +443,36 @@ def _parse_long(header: Sequence[str], rows: Sequence[Row], errors: Collector, *
         elif name in meta_names and name not in meta_found:
             meta_at[index] = name
             meta_found.add(name)
-        elif role or name in meta_found:
+        elif name.lower() in ignored and name.lower() not in ignored_found:
+            ignored_found.add(name.lower())
+        elif role or name in meta_found or name.lower() in ignored_found:
             errors.add(f"column {name!r} appears twice", line=1, column=name)
         else:
             errors.add(f"unknown column {_short(name)!r} (expected annotator, item, value, "
-                       "duration_ms, position, or a meta column)", line=1, column=name)
+                       "question, missing, comment, duration_ms, position, or a meta column)",
+                       line=1, column=name)
     for role in LONG_REQUIRED:
         if role not in at:
             errors.add(f"the required column {names.get(role, role)!r} is missing", line=1)
+    if "question" not in at and questions.single is None:
+        errors.add(f"the required column 'question' is missing: this study asks several "
+                   f"questions ({questions.shown}), one row per answer to one question", line=1)
     for name in meta_columns:
         if name not in meta_found:
             errors.add(f"the meta column {_short(name)!r} is not in the file", line=1)
-    if any(role not in at for role in LONG_REQUIRED):
+    if any(role not in at for role in LONG_REQUIRED) or (
+            "question" not in at and questions.single is None):
         return []
 
     def col(role: str) -> str:
         return _norm(header[at[role]])
 
+    def cell(cells: Sequence[str], role: str) -> str:
+        return cells[at[role]] if role in at else ""
+
+    several = questions.single is None
     annotators: dict[str, Annotator] = {}
-    rows_of: dict[tuple[str, str], list[tuple[int, int | None, float | None, int | None]]] = {}
+    presented: dict[tuple[str, str], list[_Presented]] = {}
     positions: dict[tuple[str, int], tuple[int, str]] = {}
     for line, cells in rows:
         external = cells[at["annotator"]].strip()
@@ -391,42 +493,78 @@ def _parse_long(header: Sequence[str], rows: Sequence[Row], errors: Collector, *
             errors.add(f"{_short(raw_item)!r} is not an item id of this study", line=line,
                        column=col("item"))
             ok = False
+        key = _norm(cell(cells, "question")) or questions.single
+        if key is None:
+            errors.add(f"empty question (this study's questions: {questions.shown})", line=line,
+                       column=col("question"))
+            ok = False
+        elif key not in questions.values:
+            errors.add(questions.unknown(key), line=line, column=col("question"))
+            ok = False
         raw_value = cells[at["value"]]
-        value = values.parse(raw_value, errors, line, col("value")) if raw_value.strip() else None
-        ok = ok and (value is not None or not raw_value.strip())
+        value = None
+        if raw_value.strip() and key in questions.values:
+            value = questions.values[key].parse(raw_value, errors, line, col("value"))
+            ok = ok and value is not None
+        missing = cell(cells, "missing").strip()
+        if missing and missing not in MISSING:
+            errors.add(f"{_short(missing, 40)!r} is not a reason for a missing value "
+                       f"({' or '.join(MISSING)}, or empty when answered)", line=line,
+                       column=col("missing"))
+            ok = False
+        elif missing and raw_value.strip():
+            errors.add(f"a value and a missing reason ({missing}): leave one of them empty",
+                       line=line, column=col("missing"))
+            ok = False
+        comment = unneutralise(cell(cells, "comment"))
         duration = _whole(cells, at.get("duration_ms"), errors, line, header, MAX_ACTIVE_MS)
         position = _whole(cells, at.get("position"), errors, line, header, 2**31 - 1)
         if duration == INVALID or position == INVALID:
             ok = False
         if position is not None and position != INVALID and external:
             earlier, other = positions.setdefault((external, position), (line, item))
-            if earlier != line and other == item:
-                errors.add(f"duplicate row: annotator {external!r} already has item {item!r} at "
-                           f"position {position} on line {earlier}", line=line)
-                ok = False
-            elif earlier != line:
+            if other != item:
                 errors.add(f"position {position} of annotator {external!r} is already used on "
                            f"line {earlier}", line=line, column=col("position"))
                 ok = False
         if not ok:
             continue
+        assert key is not None
         annotator = annotators.setdefault(external, Annotator(external, line))
         annotator.rows += 1
         for index, name in meta_at.items():
             if cells[index].strip():
                 annotator.meta[name] = cells[index].strip()
-        same = rows_of.setdefault((external, item), [])
-        if same and (position is None or any(p is None for _, p, _, _ in same)):
+        same = presented.setdefault((external, item), [])
+        group = next((g for g in same if g.position == position), None)
+        if group is None and same and (position is None or any(g.position is None for g in same)):
             errors.add(f"duplicate row: annotator {external!r} already has a row for item "
-                       f"{item!r} on line {same[0][0]}; a repeated presentation needs a "
+                       f"{item!r} on line {same[0].line}; a repeated presentation needs a "
                        "different position", line=line)
             continue
-        same.append((line, position, value, duration))
-    for (external, item), presented in rows_of.items():
+        if group is None:
+            group = _Presented(line, position)
+            same.append(group)
+        if key in group.cells:
+            about = f" (question {key!r})" if several else ""
+            if group.position is None:
+                errors.add(f"duplicate row: annotator {external!r} already has a row for item "
+                           f"{item!r}{about} on line {group.cells[key][0]}; a repeated "
+                           "presentation needs a different position", line=line)
+            else:
+                errors.add(f"duplicate row: annotator {external!r} already has item {item!r} "
+                           f"at position {group.position}{about} on line {group.cells[key][0]}",
+                           line=line)
+            continue
+        group.cells[key] = (line, Cell(value, missing, comment))
+        if group.duration is None:
+            group.duration = duration
+    for (external, item), groups in presented.items():
         # The earlier position is the first presentation, whatever the order of the lines.
-        presented.sort(key=lambda row: (row[1] is None, row[1] or 0))
-        for n, (_, position, value, duration) in enumerate(presented, start=1):
-            annotators[external].answers[(item, n)] = Answer(item, n, position, value, duration)
+        groups.sort(key=lambda g: (g.position is None, g.position or 0))
+        for n, g in enumerate(groups, start=1):
+            annotators[external].answers[(item, n)] = Answer(
+                item, n, g.position, {k: c for k, (_, c) in g.cells.items()}, g.duration)
     return list(annotators.values())
 
 
@@ -449,14 +587,13 @@ def responses_summarize(annotators: Sequence[Annotator], *, filename: str, fmt: 
     """Count what a parsed file holds: annotators, items, answers, blanks, duplicates."""
     per = []
     for a in annotators:
-        answered = [x for x in a.answers.values() if x.value is not None]
+        answered = [x for x in a.answers.values() if x.stored]
         per.append(AnnotatorSummary(
             external_id=a.external_id, rows=a.rows, presented=len(a.answers),
             answered=len(answered), blanks=len(a.answers) - len(answered),
             duplicates=sum(x.presentation > 1 for x in answered), meta=dict(a.meta),
         ))
-    answered_items = {x.item for a in annotators for x in a.answers.values()
-                      if x.value is not None}
+    answered_items = {x.item for a in annotators for x in a.answers.values() if x.stored}
     return ImportSummary(
         filename=filename, fmt=fmt, rows=sum(a.rows for a in annotators),
         annotators=tuple(per), items=len(answered_items),

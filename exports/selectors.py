@@ -8,25 +8,34 @@ annotator and the id of each item.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, F, Max, Min, Q, Window
+from django.db import connections, router
+from django.db.models import Count, Max, Q
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
-from annotation.models import Response
+from annotation.models import Answer, Response
 from annotation.selectors import participant_pseudonyms
 from jobs.selectors import job_status
-from studies.models import Item, Study
+from studies.models import Item, Participant, Question, Study
 
 from .models import ExportJob
 
 # Exports that grow with the number of responses; the others are small whatever the study.
-LARGE_WHATS = ("responses", "matrix", "bundle")
+LARGE_WHATS = ("responses", "revisions", "matrix", "bundle")
 READ_CHUNK = 5000  # rows per database round trip of .iterator()
 
+# The first ten columns are those of single-question exports before questions existed.
 RESPONSE_COLUMNS = ("annotator", "item", "presentation", "position", "duplicate", "value",
-                    "active_ms", "submitted_at", "source", "control")
+                    "active_ms", "submitted_at", "source", "control", "question", "missing",
+                    "comment", "revision")
+REVISION_COLUMNS = ("annotator", "item", "presentation", "position", "revision", "current",
+                    "question", "value", "missing", "comment", "active_ms", "submitted_at",
+                    "source")
 TEXT_COLUMNS = ("text", "text_a", "text_b")
 PREFIXES = (("metrics", "metric:"), ("features", "feature:"), ("meta", "meta:"))
 SENTIMENT_META = ("sentiment_a", "sentiment_b")
@@ -44,73 +53,141 @@ def export_is_large(*, study: Study, what: str) -> bool:
     return len(beyond) > 0
 
 
-# --- responses (long format) ------------------------------------------------------------------
+# --- responses (long format), revisions and the matrix --------------------------------------------
+
+# One row per answer of the current revision of every answered presentation, with the first
+# revision's active time (time is measured on the first answer, as the analysis reads it; see
+# analysis.selectors) and the current revision's receipt time. Rows are ordered by annotator in
+# pseudonym order (each annotator's lowest response id: a presentation's first revision is its
+# lowest id), then by position, presentation and question.
+_CURRENT_SQL = """
+SELECT first.participant_id, item.external_id, first.presentation, cur.position, question.key,
+       answer.value, answer.missing, answer.comment, cur.revision, first.active_ms,
+       cur.received_at, cur.source, item.is_control, first.item_id, answer.question_id
+FROM {response} first
+JOIN {participant} p ON p.id = first.participant_id
+JOIN {response} cur ON cur.participant_id = first.participant_id
+     AND cur.item_id = first.item_id AND cur.presentation = first.presentation AND cur.is_current
+JOIN {answer} answer ON answer.response_id = cur.id
+JOIN {question} question ON question.id = answer.question_id
+JOIN {item} item ON item.id = first.item_id
+WHERE p.study_id = %s AND first.revision = 1
+ORDER BY MIN(first.id) OVER (PARTITION BY first.participant_id), cur.position IS NULL,
+         cur.position, first.presentation, first.id, question.position
+"""
+# Every revision of every answered presentation, in the same order, revisions in order.
+_REVISIONS_SQL = """
+SELECT r.participant_id, item.external_id, r.presentation, r.position, r.revision, r.is_current,
+       question.key, answer.value, answer.missing, answer.comment, r.active_ms, r.received_at,
+       r.source
+FROM {response} r
+JOIN {participant} p ON p.id = r.participant_id
+JOIN {answer} answer ON answer.response_id = r.id
+JOIN {question} question ON question.id = answer.question_id
+JOIN {item} item ON item.id = r.item_id
+WHERE p.study_id = %s
+ORDER BY MIN(r.id) OVER (PARTITION BY r.participant_id), r.position IS NULL, r.position,
+         r.presentation, r.revision, question.position
+"""
 
 
-def _by_annotator(study: Study):
-    """Return the study's current responses with their answer to the first question, ordered as
-    the pseudonyms: by each annotator's first response."""
-    return (Response.objects.filter(participant__study=study, is_current=True,
-                                    answers__question=study.primary_question)
-            .annotate(first_response=Window(Min("id"), partition_by=[F("participant_id")]),
-                      value=F("answers__value")))
+def _tables() -> dict[str, str]:
+    return {"response": Response._meta.db_table, "answer": Answer._meta.db_table,
+            "participant": Participant._meta.db_table, "question": Question._meta.db_table,
+            "item": Item._meta.db_table}
+
+
+def _stream(sql: str, params: list) -> Iterator[tuple]:
+    """Yield the rows of a query READ_CHUNK at a time, through a server-side cursor on
+    PostgreSQL (Django's `chunked_cursor`, the cursor of `.iterator()`): memory holds one chunk."""
+    connection = connections[router.db_for_read(Response)]
+    # Behind a transaction-mode pooler server-side cursors are turned off, as for .iterator().
+    plain = connection.settings_dict.get("DISABLE_SERVER_SIDE_CURSORS")
+    with (connection.cursor() if plain else connection.chunked_cursor()) as cursor:
+        cursor.execute(sql.format(**_tables()), params)
+        while batch := cursor.fetchmany(READ_CHUNK):
+            yield from batch
+
+
+def _aware(moment: Any) -> datetime:
+    """A timestamp read by a raw query: SQLite gives text, PostgreSQL an aware datetime."""
+    if isinstance(moment, str):
+        moment = parse_datetime(moment)
+    if timezone.is_naive(moment):
+        moment = timezone.make_aware(moment, UTC)
+    return moment.astimezone(UTC)
 
 
 def response_rows(*, study: Study) -> Iterator[tuple]:
-    """Yield one tuple per stored answer, in RESPONSE_COLUMNS order. Two queries.
+    """Yield one tuple per stored answer of a current revision, in RESPONSE_COLUMNS order: one
+    row per (annotator, item, presentation, question). Two queries.
 
     Annotators are pseudonyms (A1, A2, … as in the results document), rows ordered by annotator
-    then position. No token, no platform id: the mapping is the separate pseudonym download.
+    then position, then question. No token, no platform id: the mapping is the separate
+    pseudonym download.
     """
     names = participant_pseudonyms(study_id=study.pk)
-    rows = (_by_annotator(study)
-            .order_by("first_response", F("position").asc(nulls_last=True), "presentation", "id")
-            .values_list("participant_id", "item__external_id", "presentation", "position",
-                         "value", "active_ms", "received_at", "source", "item__is_control"))
-    for pid, item, presentation, position, value, active_ms, received, source, control in (
-            rows.iterator(chunk_size=READ_CHUNK)):
+    for (pid, item, presentation, position, question, value, missing, comment, revision,
+         active_ms, received, source, control, _, _) in _stream(_CURRENT_SQL, [study.pk]):
         yield (names[pid], item, presentation, position, presentation > 1, value, active_ms,
-               received, source, control)
+               _aware(received), source, bool(control), question, missing, comment, revision)
+
+
+def revision_rows(*, study: Study) -> Iterator[tuple]:
+    """Yield one tuple per stored answer of every revision, in REVISION_COLUMNS order. Two
+    queries."""
+    names = participant_pseudonyms(study_id=study.pk)
+    for (pid, item, presentation, position, revision, current, question, value, missing, comment,
+         active_ms, received, source) in _stream(_REVISIONS_SQL, [study.pk]):
+        yield (names[pid], item, presentation, position, revision, bool(current), question,
+               value, missing, comment, active_ms, _aware(received), source)
 
 
 # --- the annotator × item matrix ----------------------------------------------------------------
 
 
-def matrix_columns(*, study: Study) -> tuple[list[str], dict[tuple[int, int], int]]:
-    """Return the matrix header and {(item pk, presentation): column index}. Two queries.
+def matrix_columns(*, study: Study) -> tuple[list[str], dict[tuple[int, int, int], int]]:
+    """Return the matrix header and {(item pk, presentation, question pk): column index}. Three
+    queries (the questions are cached on the study).
 
     One column per item (first presentations, import order), then one more column per item and
     later presentation that anyone answered (the duplicates), in presentation then item order:
-    `import_responses --format wide` reads the k-th column of an item as presentation k.
+    `import_responses --format wide` reads the k-th column of an item as presentation k. A study
+    of several questions has one column per item and question, headed `item:question` (the
+    question's key), questions in their order within each item.
     """
+    questions = study.question_list
+    several = len(questions) > 1
     items = list(Item.objects.filter(study=study).order_by("position")
                  .values_list("pk", "external_id"))
     latest = dict(Response.objects.filter(participant__study=study, presentation__gt=1)
                   .values("item_id").annotate(last=Max("presentation")).order_by()
                   .values_list("item_id", "last"))
-    header = ["annotator"] + [external for _, external in items]
-    index: dict[tuple[int, int], int] = {(pk, 1): n for n, (pk, _) in enumerate(items, start=1)}
-    for presentation in range(2, max(latest.values(), default=1) + 1):
+    header = ["annotator"]
+    index: dict[tuple[int, int, int], int] = {}
+    for presentation in range(1, max(latest.values(), default=1) + 1):
         for pk, external in items:
             if latest.get(pk, 1) >= presentation:
-                index[(pk, presentation)] = len(header)
-                header.append(external)
+                for question in questions:
+                    index[(pk, presentation, question.pk)] = len(header)
+                    header.append(f"{external}:{question.key}" if several else external)
     return header, index
 
 
-def matrix_rows(*, study: Study, width: int, index: dict[tuple[int, int], int]) -> Iterator[list]:
-    """Yield one row per annotator (pseudonym first), blank where there is no answer. Two queries."""
+def matrix_rows(*, study: Study, width: int,
+                index: dict[tuple[int, int, int], int]) -> Iterator[list]:
+    """Yield one row per annotator (pseudonym first), blank where there is no value (a blank,
+    "can't judge"). Two queries."""
     names = participant_pseudonyms(study_id=study.pk)
-    rows = (_by_annotator(study).order_by("first_response", "id")
-            .values_list("participant_id", "item_id", "presentation", "value"))
     current: int | None = None
     row: list = []
-    for pid, item, presentation, value in rows.iterator(chunk_size=READ_CHUNK):
+    for (pid, _, presentation, _, _, value, *_, item, question) in _stream(
+            _CURRENT_SQL, [study.pk]):
         if pid != current:
             if current is not None:
                 yield row
             current, row = pid, [names[pid]] + [None] * (width - 1)
-        row[index[(item, presentation)]] = value
+        row[index[(item, presentation, question)]] = value
     if current is not None:
         yield row
 
@@ -205,15 +282,15 @@ def export_job_file(*, job: ExportJob) -> Path | None:
 
 
 def export_row_estimate(*, study: Study, what: str) -> int:
-    """Return the number of data rows an export will write, for progress (one query; two for
-    the bundle)."""
+    """Return about the number of data rows an export will write, for progress (one query; two
+    for the bundle): stored answers of every revision stand for responses and revisions."""
     if what in ("results", "labels"):
         return 1
     items = Item.objects.filter(study=study).count() if what in ("items", "bundle") else 0
-    responses = (Response.objects.filter(participant__study=study).count()
-                 if what != "items" else 0)
-    return {"responses": responses, "matrix": responses, "items": items}.get(
-        what, 2 * responses + items)
+    answers = (Answer.objects.filter(response__participant__study=study).count()
+               if what != "items" else 0)
+    return {"responses": answers, "revisions": answers, "matrix": answers, "items": items}.get(
+        what, 3 * answers + items)
 
 
 def export_job_status(*, job: ExportJob) -> dict[str, Any]:

@@ -29,11 +29,12 @@ from analysis.services import code_version
 from core.files import atomic_write, partial_name
 from core.formats import csv_chunks, jsonl_chunks, parquet_chunks, zip_chunks
 from jobs.services import job_done, job_fail, job_progress, job_start
-from studies.models import Study
+from studies.models import Question, Study
 
 from .models import ExportJob
 from .selectors import (
     RESPONSE_COLUMNS,
+    REVISION_COLUMNS,
     export_job_file,
     export_job_target,
     export_row_estimate,
@@ -42,11 +43,13 @@ from .selectors import (
     matrix_columns,
     matrix_rows,
     response_rows,
+    revision_rows,
 )
 
 # what -> its formats, the first being the default.
 WHATS: dict[str, tuple[str, ...]] = {
     "responses": ("csv", "jsonl", "parquet"),
+    "revisions": ("csv", "jsonl"),
     "matrix": ("csv",),
     "items": ("csv", "jsonl"),
     "results": ("json",),
@@ -124,6 +127,8 @@ def export_open(*, study: Study, what: str, fmt: str | None = None,
     tally = _Tally(counts, progress)
     if what == "responses":
         chunks = _responses_chunks(study, fmt, tally)
+    elif what == "revisions":
+        chunks = _revisions_chunks(study, fmt, tally)
     elif what == "matrix":
         chunks = _matrix_chunks(study, tally)
     elif what == "items":
@@ -172,6 +177,10 @@ def responses_schema():
         pa.field("submitted_at", pa.timestamp("us", tz="UTC"), nullable=False),
         pa.field("source", pa.string(), nullable=False),
         pa.field("control", pa.bool_(), nullable=False),
+        pa.field("question", pa.string(), nullable=False),
+        pa.field("missing", pa.string(), nullable=False),
+        pa.field("comment", pa.string(), nullable=False),
+        pa.field("revision", pa.int16(), nullable=False),
     ])
 
 
@@ -182,6 +191,13 @@ def _responses_chunks(study: Study, fmt: str, tally: _Tally) -> Iterator[bytes]:
     if fmt == "jsonl":
         return jsonl_chunks(dict(zip(RESPONSE_COLUMNS, row, strict=True)) for row in rows)
     return parquet_chunks(responses_schema(), rows)
+
+
+def _revisions_chunks(study: Study, fmt: str, tally: _Tally) -> Iterator[bytes]:
+    rows = tally("revisions", revision_rows(study=study))
+    if fmt == "jsonl":
+        return jsonl_chunks(dict(zip(REVISION_COLUMNS, row, strict=True)) for row in rows)
+    return csv_chunks(REVISION_COLUMNS, rows)
 
 
 def _matrix_chunks(study: Study, tally: _Tally) -> Iterator[bytes]:
@@ -233,11 +249,16 @@ def _json_bytes(document: Any) -> bytes:
     return (json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode()
 
 
-def _scale_description(study: Study) -> dict[str, Any]:
-    scale = study.primary_question
-    return {"preset": scale.preset, "values": scale.values,
-            "labels": {str(k): v for k, v in scale.labels.items()},
-            "reductions": scale.reduction_maps(), "rubric": scale.rubric}
+def _scale_description(question: Question) -> dict[str, Any]:
+    return {"preset": question.preset, "values": question.values,
+            "labels": {str(k): v for k, v in question.labels.items()},
+            "reductions": question.reduction_maps(), "rubric": question.rubric}
+
+
+def _question_description(question: Question) -> dict[str, Any]:
+    return {"key": question.key, "prompt": question.prompt, "required": question.required,
+            "allow_comment": question.allow_comment,
+            "allow_cant_judge": question.allow_cant_judge, **_scale_description(question)}
 
 
 def bundle_settings(*, study: Study, document: dict) -> dict[str, Any]:
@@ -249,7 +270,8 @@ def bundle_settings(*, study: Study, document: dict) -> dict[str, Any]:
                    "annotators_per_item": study.annotators_per_item,
                    "duplicates_per_participant": study.duplicates_per_participant,
                    "duplicate_min_gap": study.duplicate_min_gap, "seed": study.seed},
-        "scale": _scale_description(study),
+        "scale": _scale_description(study.primary_question),
+        "questions": [_question_description(q) for q in study.question_list],
         "analysis": document.get("settings", {}),
         "run": document.get("study", {}).get("run"),
         "results_generated_at": document.get("generated_at"),
@@ -263,6 +285,7 @@ def _bundle_chunks(study: Study, document: dict, tally: _Tally) -> Iterator[byte
     meta = bundle_settings(study=study, document=document)
     members: list[tuple[str, Callable[[], Iterable[bytes]]]] = [
         ("responses.csv", lambda: _responses_chunks(study, "csv", tally)),
+        ("revisions.csv", lambda: _revisions_chunks(study, "csv", tally)),
         ("matrix.csv", lambda: _matrix_chunks(study, tally)),
         ("items.csv", lambda: _items_chunks(study, "csv", tally)),
         ("results.json", lambda: [_json_bytes(document)]),
@@ -278,13 +301,16 @@ def _bundle_chunks(study: Study, document: dict, tally: _Tally) -> Iterator[byte
 
 def bundle_readme(*, study: Study, document: dict, meta: dict, counts: dict[str, int]) -> str:
     """Return the bundle's README.md: what each file holds and how each number was computed."""
-    scale = study.primary_question
-    values = [{"value": v, "label": scale.label_for(v)} for v in scale.values]
-    reductions = [{"name": name, "groups": _reduction_groups(mapping)}
-                  for name, mapping in scale.reduction_maps().items()]
+    questions = [{"key": q.key, "prompt": q.prompt, "preset": q.preset, "required": q.required,
+                  "allow_cant_judge": q.allow_cant_judge, "allow_comment": q.allow_comment,
+                  "values": [{"value": v, "label": q.label_for(v)} for v in q.values],
+                  "reductions": [{"name": name, "groups": _reduction_groups(mapping)}
+                                 for name, mapping in q.reduction_maps().items()]}
+                 for q in study.question_list]
     return render_to_string("exports/bundle_README.md", {
         "study": study, "document": document, "meta": meta, "counts": counts,
-        "values": values, "reductions": reductions, "settings": document.get("settings", {}),
+        "questions": questions, "several": len(questions) > 1,
+        "settings": document.get("settings", {}),
         "annotators": len(document.get("annotators", [])),
         "sections": [s for s in ("alpha", "trust", "duplicates", "metric_gaps", "item_gaps",
                                  "error_weights", "heuristics", "styles", "correlations",

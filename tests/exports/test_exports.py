@@ -323,9 +323,11 @@ def test_the_bundle_holds_data_settings_results_version_and_readme(annotated):
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         assert archive.testzip() is None
         names = archive.namelist()
-        assert sorted(names) == sorted(["responses.csv", "matrix.csv", "items.csv", "results.json",
-                                        "settings.json", "VERSION", "README.md"])
+        assert sorted(names) == sorted(["responses.csv", "revisions.csv", "matrix.csv",
+                                        "items.csv", "results.json", "settings.json", "VERSION",
+                                        "README.md"])
         assert archive.read("responses.csv") == export_bytes(annotated, "responses")
+        assert archive.read("revisions.csv") == export_bytes(annotated, "revisions")
         assert archive.read("matrix.csv") == export_bytes(annotated, "matrix")
         assert archive.read("items.csv") == export_bytes(annotated, "items")
         assert json.loads(archive.read("results.json")) == json.loads(
@@ -336,6 +338,8 @@ def test_the_bundle_holds_data_settings_results_version_and_readme(annotated):
     assert meta["analysis"]["level"] == "ordinal" and meta["scale"]["values"] == list(range(8))
     assert meta["code_version"]["results"] in version
     assert "| `responses.csv` | 22 |" in readme and "| `matrix.csv` | 4 |" in readme
+    assert "| `revisions.csv` | 22 |" in readme and "last revision" in readme
+    assert [q["key"] for q in meta["questions"]] == [annotated.primary_question.key]
     assert "| `items.csv` | 5 |" in readme
     assert "| 7 | no errors |" in readme and "`gravity` | 0, 1, 2 → 0; 3, 4, 5, 6 → 1; 7 → 2" in readme
     for section in ("alpha", "trust", "duplicates", "metric_gaps", "error_weights",
@@ -596,10 +600,11 @@ def test_a_job_file_outside_the_exports_folder_is_never_served(alice_client, ann
 
 
 @pytest.mark.parametrize(("tail", "queries"), [
-    # session, user, study, [the size check]; then the export's own reads: responses =
-    # pseudonyms + the question + answers; matrix = items + repeated items + pseudonyms + the
-    # question + answers; items = text columns + prefixed columns + items.
-    ("responses.csv", 7), ("responses.parquet", 7), ("matrix.csv", 9), ("items.csv", 6),
+    # session, user, study, [the size check]; then the export's own reads: responses and
+    # revisions = pseudonyms + answers (with their questions); matrix = the questions + items +
+    # repeated items + pseudonyms + answers; items = text columns + prefixed columns + items.
+    ("responses.csv", 6), ("responses.parquet", 6), ("revisions.csv", 6), ("matrix.csv", 9),
+    ("items.csv", 6),
 ])
 def test_a_download_makes_a_fixed_number_of_queries(alice_client, alice, make_study,
                                                     django_assert_num_queries, tail, queries):

@@ -17,7 +17,8 @@ from studies.management.commands._common import get_study
 
 class Command(BaseCommand):
     help = (
-        "Export a study: responses (long format: csv, jsonl, parquet), matrix (annotator × item, "
+        "Export a study: responses (long format: csv, jsonl, parquet), revisions (every "
+        "revision of every answer: csv, jsonl), matrix (annotator × item, "
         "csv), items (the import_items columns: csv, jsonl), results (the latest results "
         "document, json) or bundle (zip: data, settings, results, code version, README). "
         "--output - writes a text format to stdout. Written to a temporary file and renamed, so "
