@@ -2,13 +2,23 @@
 
 `acks_late` + `reject_on_worker_lost`: a worker killed mid-export leaves the message to be
 redelivered, and `export_job_execute` starts the file again (a finished job is left alone).
+The job's heartbeat lets the sweep send it again sooner than the broker's visibility timeout
+(`jobs.sweep`); the delivery number makes the older message a no-op then.
 """
 
 from celery import shared_task
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True)
-def run_export(job_id: int) -> None:
+@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def run_export(job_id: int, delivery: int | None = None) -> None:
+    """Run the job unless this message is superseded or another worker holds it
+    (`jobs.services.job_take`); its heartbeat beats while it runs."""
+    from jobs.services import job_heartbeat, job_take
+
+    from .models import ExportJob
     from .services import export_job_execute
 
-    export_job_execute(job_id=job_id)
+    if not job_take(model=ExportJob, job_id=job_id, delivery=delivery):
+        return
+    with job_heartbeat(model=ExportJob, job_id=job_id):
+        export_job_execute(job_id=job_id)
