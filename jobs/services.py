@@ -87,6 +87,7 @@ def job_send(*, model: type[Job], job: Job, send: Callable[[int], object]) -> bo
         reason = job_not_sent_reason(job=job, error=exc)
         log.warning("%s %s not sent: %s", job.noun, job.pk, exc)
         job_fail(model=model, job_id=job.pk, error=reason)
+        model.objects.filter(pk=job.pk).update(sent_at=None)  # it never went out
         job.status, job.error, job.message = Job.Status.FAILED, reason, "failed"
         return False
     job.sent_at, job.deliveries = now, delivery
@@ -111,11 +112,14 @@ def job_take(*, model: type[Job], job_id: int, delivery: int | None) -> bool:
     ``delivery`` None: a message sent before deliveries were counted.
     """
     row = model.objects.filter(pk=job_id).values("status", "deliveries", "heartbeat_at").first()
-    if row is None or row["status"] in (Job.Status.DONE, Job.Status.FAILED):
+    if row is None:
         return False
     if delivery is not None and delivery != row["deliveries"]:
-        log.info("%s %s: delivery %s superseded by %s, skipped", model.__name__, job_id,
+        log.info("%s %s: delivery %s superseded by delivery %s, skipped", model.__name__, job_id,
                  delivery, row["deliveries"])
+        return False
+    if row["status"] in (Job.Status.DONE, Job.Status.FAILED):
+        log.info("%s %s is %s, skipped", model.__name__, job_id, row["status"])
         return False
     if row["status"] == Job.Status.RUNNING and row["heartbeat_at"] is not None:
         fresh = timezone.now() - row["heartbeat_at"] < job_stale_after()
