@@ -279,6 +279,7 @@ def test_a_killed_worker_shows_stalled_then_the_run_is_sent_again_and_done_once(
         # back to a worker with a short visibility timeout: superseded, it runs nothing.
         stop_worker(beat)
         beat = None
+        stop_worker(workers[1])  # the rescuer: the late worker alone takes what comes back
         workers.append(start_worker(tmp_path, "late", CELERY_VISIBILITY_TIMEOUT="1", **QUICK))
         wait_for(lambda: f"AnalysisRun {run.pk}: delivery 1 superseded by delivery 2" in (
             tmp_path / "late.log").read_text(), 90, "the old message to come back")
