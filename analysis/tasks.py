@@ -12,19 +12,23 @@ from celery import shared_task
 TASK_OPTIONS = {"acks_late": True, "reject_on_worker_lost": True}
 
 
-@shared_task(ignore_result=True, **TASK_OPTIONS)  # its record is the run's row
-def run_analysis(run_id: int, delivery: int | None = None) -> None:
+@shared_task(bind=True, ignore_result=True, max_retries=None, **TASK_OPTIONS)
+def run_analysis(self, run_id: int, delivery: int | None = None) -> None:
     """Start a run: computed here, or its trust chord sent (``fanout.analysis_run_start``).
 
-    Skipped when this message is superseded or another worker holds the run
-    (`jobs.services.job_take`); the run's heartbeat beats while it runs.
+    Skipped when this message is superseded or the run over, retried after the stale interval
+    while another worker holds the run (`jobs.services.job_take`); the run's heartbeat beats
+    while it runs.  Its record is the run's row (no result).
     """
-    from jobs.services import job_heartbeat, job_take
+    from jobs.services import LATER, RUN, job_heartbeat, job_stale_after, job_take
 
     from . import fanout
     from .models import AnalysisRun
 
-    if not job_take(model=AnalysisRun, job_id=run_id, delivery=delivery):
+    take = job_take(model=AnalysisRun, job_id=run_id, delivery=delivery)
+    if take == LATER:
+        raise self.retry(countdown=job_stale_after().total_seconds())
+    if take != RUN:
         return
     with job_heartbeat(model=AnalysisRun, job_id=run_id):
         fanout.analysis_run_start(run_id=run_id)

@@ -102,32 +102,35 @@ def job_not_sent_reason(*, job: Job, error: BaseException) -> str:
         "the broker is back.")
 
 
-def job_take(*, model: type[Job], job_id: int, delivery: int | None) -> bool:
-    """Tell whether a task message should run its job.
+RUN, SKIP, LATER = "run", "skip", "later"
 
-    No when the job is gone, done or failed; when the message is an older delivery than the
-    job's latest (the sweep sent the job again: the broker's redelivery of the first message,
-    after its visibility timeout, finds it superseded); or when the job is running with a fresh
-    heartbeat (another worker is on it: a message redelivered while its task still runs).
-    ``delivery`` None: a message sent before deliveries were counted.
+
+def job_take(*, model: type[Job], job_id: int, delivery: int | None) -> str:
+    """Tell what a task message should do with its job: RUN it, SKIP it, or ask again LATER.
+
+    SKIP when the job is gone, done or failed, or when the message is an older delivery than
+    the job's latest (the sweep sent the job again: the broker's redelivery of the first
+    message, after its visibility timeout, finds it superseded).  LATER when the job is running
+    with a fresh heartbeat: another worker is on it (a message redelivered while its task still
+    runs); the task retries after the stale interval and then runs the job only if that worker
+    has stopped beating.  ``delivery`` None: a message sent before deliveries were counted.
     """
     row = model.objects.filter(pk=job_id).values("status", "deliveries", "heartbeat_at").first()
     if row is None:
-        return False
+        return SKIP
     if delivery is not None and delivery != row["deliveries"]:
         log.info("%s %s: delivery %s superseded by delivery %s, skipped", model.__name__, job_id,
                  delivery, row["deliveries"])
-        return False
+        return SKIP
     if row["status"] in (Job.Status.DONE, Job.Status.FAILED):
         log.info("%s %s is %s, skipped", model.__name__, job_id, row["status"])
-        return False
+        return SKIP
     if row["status"] == Job.Status.RUNNING and row["heartbeat_at"] is not None:
-        fresh = timezone.now() - row["heartbeat_at"] < job_stale_after()
-        if fresh:
-            log.info("%s %s is running elsewhere (fresh heartbeat), skipped", model.__name__,
-                     job_id)
-            return False
-    return True
+        if timezone.now() - row["heartbeat_at"] < job_stale_after():
+            log.info("%s %s is running elsewhere (fresh heartbeat): asked again later",
+                     model.__name__, job_id)
+            return LATER
+    return RUN
 
 
 def job_stale_after() -> timedelta:
