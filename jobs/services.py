@@ -87,8 +87,8 @@ def job_send(*, model: type[Job], job: Job, send: Callable[[int], object]) -> bo
         reason = job_not_sent_reason(job=job, error=exc)
         log.warning("%s %s not sent: %s", job.noun, job.pk, exc)
         job_fail(model=model, job_id=job.pk, error=reason)
-        model.objects.filter(pk=job.pk).update(sent_at=None)  # it never went out
-        job.status, job.error, job.message = Job.Status.FAILED, reason, "failed"
+        model.objects.filter(pk=job.pk).update(sent_at=None, message="not started")
+        job.status, job.error, job.message = Job.Status.FAILED, reason, "not started"
         return False
     job.sent_at, job.deliveries = now, delivery
     return True
@@ -97,7 +97,7 @@ def job_send(*, model: type[Job], job: Job, send: Callable[[int], object]) -> bo
 def job_not_sent_reason(*, job: Job, error: BaseException) -> str:
     """Return what the researcher reads when a job could not be handed to the broker."""
     return job_error(
-        f"Not started: the task queue (the Celery broker, Redis) did not answer "
+        f"The task queue (the Celery broker, Redis) did not answer "
         f"({type(error).__name__}: {error}). Nothing was queued; start the {job.noun} again once "
         "the broker is back.")
 
