@@ -97,6 +97,16 @@ def test_the_binding_travels_in_links_and_forms_inside_a_frame(alice, make_study
     assert cookie_jar.get(f"/a/{participant.token}/next/").status_code == 200
 
 
+def test_the_refusal_speaks_the_study_language(alice, make_study):
+    study = make_study(alice)
+    type(study).objects.filter(pk=study.pk).update(language="fr")
+    join(Client(), study, "PROLIFIC_PID=fr1&SESSION_ID=s")
+    refused = join(Client(), study, "PROLIFIC_PID=fr1")
+    assert refused.status_code == 403
+    assert "a déjà commencé cette étude dans un autre navigateur" in refused.content.decode()
+    assert "depuis votre page Prolific" in refused.content.decode()
+
+
 def test_a_participant_from_before_bindings_is_bound_by_its_platform_session(alice, make_study):
     study = make_study(alice)
     join(Client(), study, "PROLIFIC_PID=old&SESSION_ID=s-old")
