@@ -232,7 +232,10 @@ if CELERY_BROKER_URL == "filesystem://":
         "control_folder": str(VAR_DIR / "celery" / "control"),
     }
 else:
-    # A task of a killed worker is redelivered after this many seconds (default: one hour).
+    # A task of a killed worker is redelivered after this many seconds (kombu's default: one
+    # hour). Keep it above the longest task: a task still running then gets a second copy. The
+    # jobs' heartbeat and sweep (jobs.sweep) re-send a lost job within about a minute anyway, and
+    # a copy of a job whose heartbeat is fresh waits instead of running it twice.
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "visibility_timeout": envint("CELERY_VISIBILITY_TIMEOUT", 300),
         # scan for lost tasks on every restore interval (~10 s), not one in ten: a killed
