@@ -371,7 +371,7 @@ def join(request: HttpRequest, open_token: str) -> HttpResponse:
         response = redirect(with_binding(reverse("annotation:consent",
                                                  kwargs={"token": participant.token}), token))
         response.set_cookie(cookie_name(participant), token, max_age=COOKIE_MAX_AGE,
-                            path=f"/a/{participant.token}/", httponly=True, samesite="Lax",
+                            path="/", httponly=True, samesite="Lax",
                             secure=request.is_secure())
         return response
 

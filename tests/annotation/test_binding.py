@@ -66,6 +66,9 @@ def test_a_second_browser_with_the_same_platform_id_is_refused(alice, make_study
     assert forged.status_code == 403
     assert Participant.objects.count() == 1
 
+    # The first browser comes back through the open link with the bare id: its cookie says so.
+    again = join(owner, study, other.split("&")[0])
+    assert again.status_code == 302 and binding_of(again) == binding_of(started)
     # The same platform session in another browser (the worker moved) is let in.
     moved = join(Client(), study, proof)
     assert moved.status_code == 302 and binding_of(moved) == binding_of(started)
