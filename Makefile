@@ -20,13 +20,15 @@ $(VENV)/.test-deps: requirements.txt requirements-dev.txt | $(BIN)/python
 	touch $@
 
 ## run: install, migrate, load the demo, serve on http://$(HOST):$(PORT) with one Celery worker
+## and one Celery beat (the periodic sweep of jobs)
 run: $(VENV)/.run-deps
 	$(BIN)/python manage.py migrate --noinput -v0
 	$(BIN)/python manage.py collectstatic --noinput -v0
 	SITE_URL=http://$(HOST):$(PORT) $(BIN)/python manage.py seed_demo
-	@echo "Serving on http://$(HOST):$(PORT)/ with one Celery worker; Ctrl-C stops both."
+	@echo "Serving on http://$(HOST):$(PORT)/ with one Celery worker and Celery beat; Ctrl-C stops all three."
 	@$(BIN)/celery -A config worker -P solo --loglevel warning & worker=$$!; \
-	trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
+	$(BIN)/celery -A config beat --loglevel warning & beat=$$!; \
+	trap 'kill $$worker $$beat 2>/dev/null' EXIT INT TERM; \
 	$(BIN)/python manage.py runserver --noreload $(HOST):$(PORT)
 
 ## test: install the test dependencies (and Chromium when possible), lint, then run every test

@@ -96,6 +96,10 @@ class AnalysisRunViewSet(StudyScopedMixin, mixins.ListModelMixin, mixins.Retriev
         serializer.is_valid(raise_exception=True)
         run = analysis_run_create(study=self.study(), user=request.user,
                                   overrides=serializer.validated_data)
+        if run.status == AnalysisRun.Status.FAILED:  # the broker did not answer
+            return Response({"detail": run.error, "run": AnalysisRunSerializer(run).data},
+                            status=status.HTTP_503_SERVICE_UNAVAILABLE,
+                            headers={"Retry-After": "30"})
         return Response(AnalysisRunSerializer(run).data, status=status.HTTP_201_CREATED)
 
 

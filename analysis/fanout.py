@@ -171,6 +171,7 @@ def _chunk_progress(run_id: int) -> None:
                               .annotate(n=Sum("n_chunks")).values("n")[:1]), 1)
     low, high = PROGRESS
     AnalysisRun.objects.filter(pk=run_id, status=AnalysisRun.Status.RUNNING).update(
+        heartbeat_at=timezone.now(),
         progress=Greatest(F("progress"), Least(low + (high - low) * done / total, high)),
         message=Concat(Value("trust coefficients: "), Cast(done, CharField()), Value(" of "),
                        Cast(total, CharField()), Value(" chunks"), output_field=CharField()))

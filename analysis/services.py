@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from core.results import build_results
 from core.settings import AnalysisSettings
-from jobs.services import job_done, job_fail, job_progress, job_start
+from jobs.services import job_done, job_fail, job_progress, job_send, job_start
 from studies.models import Study
 
 from .models import AnalysisRun
@@ -54,17 +54,29 @@ def analysis_settings(*, study: Study, overrides: Mapping[str, Any] | None = Non
 
 def analysis_run_create(*, study: Study, user=None, overrides: Mapping[str, Any] | None = None,
                         enqueue: bool = True) -> AnalysisRun:
-    """Record a queued run and enqueue its task once the transaction commits."""
+    """Record a queued run and send its task once the transaction commits.
+
+    When the broker cannot be reached the returned run is already failed, with the reason
+    (the caller tells the researcher at once: a message, HTTP 503).
+    """
     settings = analysis_settings(study=study, overrides=overrides)
     run = AnalysisRun.objects.create(
         study=study, created_by=user, settings=settings.to_dict(),
         code_version=code_version(), message="waiting for a worker",
     )
     if enqueue:
-        from .tasks import run_analysis
-
-        transaction.on_commit(lambda: run_analysis.delay(run.pk))
+        # After the commit (a worker must find the row); a broker that does not answer marks
+        # the run failed with the reason, in this copy too (`jobs.services.job_send`).
+        transaction.on_commit(lambda: job_send(model=AnalysisRun, job=run,
+                                               send=functools.partial(analysis_run_send, run.pk)))
     return run
+
+
+def analysis_run_send(run_id: int, delivery: int) -> None:
+    """Publish the task of a run (its ``delivery``-th message)."""
+    from .tasks import run_analysis
+
+    run_analysis.apply_async(args=[run_id], kwargs={"delivery": delivery})
 
 
 def _progress(run_id: int, low: int = 0, high: int = 100):

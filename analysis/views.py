@@ -123,6 +123,9 @@ def run_start(request: HttpRequest, slug: str) -> HttpResponse:
         messages.error(request, f"The run was not started. {problems}")
         return redirect("analysis:dashboard", slug=slug)
     run = analysis_run_create(study=study, user=request.user, overrides=form.cleaned_data)
+    if run.status == AnalysisRun.Status.FAILED:  # the broker did not answer: say so now
+        messages.error(request, f"Analysis run {run.pk} was not started. {run.error}")
+        return redirect("analysis:dashboard", slug=slug)  # the message opens the page
     messages.success(request, f"Analysis run {run.pk} queued.")
     return redirect(reverse("analysis:dashboard", kwargs={"slug": slug}) + "#run")
 

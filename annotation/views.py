@@ -32,6 +32,18 @@ from studies.models import Participant, Study
 from studies.selectors import Role, study_get
 from studies.services import participant_consent, participant_enrol
 
+from .binding import (
+    COOKIE_MAX_AGE,
+    binding_from,
+    binding_token,
+    binding_valid,
+    cookie_name,
+    needs_binding,
+    participant_bind,
+    platform_proof_matches,
+    with_binding,
+)
+from .binding import PARAM as BINDING_PARAM
 from .forms import ResponseImportForm
 from .selectors import (
     assignment_at,
@@ -60,6 +72,22 @@ logger = logging.getLogger(__name__)
 MTURK_FRAME_ANCESTORS = [SELF, "https://www.mturk.com", "https://workersandbox.mturk.com"]
 
 
+def _go(request: HttpRequest, view: str, participant: Participant) -> HttpResponse:
+    """Redirect to another annotator page of the participant, carrying its binding token."""
+    url = reverse(f"annotation:{view}", kwargs={"token": participant.token})
+    return redirect(with_binding(url, getattr(request, "binding", None)))
+
+
+def _taken(request: HttpRequest, study: Study, participant: Participant | None) -> HttpResponse:
+    """Refuse a browser that cannot show it is the platform participant's own."""
+    platform = participant.get_source_display() if participant else ""
+    with translation.override(study.language):
+        response = render(request, "annotation/taken.html",
+                          {"study": study, "platform": platform}, status=403)
+    response._csp_replace = {"frame-ancestors": MTURK_FRAME_ANCESTORS}
+    return response
+
+
 def annotator_page(view):
     """Resolve the link's participant, speak the study's language, allow MTurk framing."""
 
@@ -71,6 +99,13 @@ def annotator_page(view):
             with translation.override(participant.study.language):
                 return render(request, "annotation/closed.html",
                               {"study": participant.study, "revoked": True}, status=410)
+        request.binding = None
+        request.binding_query = ""
+        if needs_binding(participant):
+            request.binding = binding_from(request, participant)
+            if request.binding is None:
+                return _taken(request, participant.study, participant)
+            request.binding_query = f"?{BINDING_PARAM}={request.binding}"
         with translation.override(participant.study.language):
             request.LANGUAGE_CODE = participant.study.language
             response = view(request, participant, *args, **kwargs)
@@ -86,9 +121,9 @@ def consent(request: HttpRequest, participant: Participant) -> HttpResponse:
     study = participant.study
     if request.method == "POST":
         participant_consent(participant=participant)
-        return redirect("annotation:instructions", token=participant.token)
+        return _go(request, "instructions", participant)
     if participant.consented_at:
-        return redirect("annotation:next", token=participant.token)
+        return _go(request, "next", participant)
     if not study.is_open:
         return render(request, "annotation/closed.html", {"study": study}, status=409)
     return render(request, "annotation/consent.html", {"study": study, "participant": participant})
@@ -98,7 +133,7 @@ def consent(request: HttpRequest, participant: Participant) -> HttpResponse:
 @annotator_page
 def instructions(request: HttpRequest, participant: Participant) -> HttpResponse:
     if participant.consented_at is None:
-        return redirect("annotation:consent", token=participant.token)
+        return _go(request, "consent", participant)
     if not participant.study.is_open:
         return _saved_page(request, participant)
     return render(request, "annotation/instructions.html",
@@ -110,10 +145,10 @@ def instructions(request: HttpRequest, participant: Participant) -> HttpResponse
 @annotator_page
 def next_item(request: HttpRequest, participant: Participant) -> HttpResponse:
     if participant.consented_at is None:
-        return redirect("annotation:consent", token=participant.token)
+        return _go(request, "consent", participant)
     assignment = next_assignment(participant=participant)
     if assignment is None:
-        return redirect("annotation:done", token=participant.token)
+        return _go(request, "done", participant)
     if not participant.study.is_open:
         # The item on screen when the study was paused or closed can still be answered (a
         # reload shows it again); anything else: the answers so far are saved.
@@ -128,15 +163,15 @@ def next_item(request: HttpRequest, participant: Participant) -> HttpResponse:
 def item_at(request: HttpRequest, participant: Participant, position: int) -> HttpResponse:
     """Show an item already answered again, with the current answers, to change them."""
     if participant.consented_at is None:
-        return redirect("annotation:consent", token=participant.token)
+        return _go(request, "consent", participant)
     if not participant.study.is_open:
         return _saved_page(request, participant)
     assignment = assignment_at(participant=participant, position=position)
     if assignment is None:
-        return redirect("annotation:next", token=participant.token)
+        return _go(request, "next", participant)
     current = current_answers(participant=participant, assignment=assignment)
     if current is None:  # not answered yet: that is the resume point's page
-        return redirect("annotation:next", token=participant.token)
+        return _go(request, "next", participant)
     return _item_page(request, participant, assignment, current=current)
 
 
@@ -194,7 +229,7 @@ def answer(request: HttpRequest, participant: Participant) -> HttpResponse:
     except AnswerRejected as exc:
         return _reject(request, wants_json, participant, str(exc), exc.status, exc.study_status)
     target = "annotation:done" if result.complete else "annotation:next"
-    next_url = reverse(target, kwargs={"token": participant.token})
+    next_url = with_binding(reverse(target, kwargs={"token": participant.token}), request.binding)
     if not wants_json:
         return redirect(next_url)
     return JsonResponse({"stored": True, "created": result.created, "revision": result.revision,
@@ -272,7 +307,9 @@ def _reject(request, wants_json: bool, participant: Participant, message: str, s
         if study_status:
             # The page tells the annotator and offers the "your answers are saved" page.
             body |= {"study_status": study_status,
-                     "next": reverse("annotation:next", kwargs={"token": participant.token})}
+                     "next": with_binding(reverse("annotation:next",
+                                                  kwargs={"token": participant.token}),
+                                          getattr(request, "binding", None))}
         return JsonResponse(body, status=status)
     if study_status:
         return _saved_page(request, participant, lost=True, status=status)
@@ -302,7 +339,7 @@ def _completion_link(study: Study) -> str:
 @annotator_page
 def done(request: HttpRequest, participant: Participant) -> HttpResponse:
     if next_assignment(participant=participant) is not None:
-        return redirect("annotation:next", token=participant.token)
+        return _go(request, "next", participant)
     study = participant.study
     completion_link = _completion_link(study)
     # Checked again here: rows stored before `join` checked the target still hold it unchecked.
@@ -344,11 +381,34 @@ def join(request: HttpRequest, open_token: str) -> HttpResponse:
             participant = participant_enrol(study=study, source=Participant.Source.OPEN,
                                             external_id=f"open-{secrets.token_hex(8)}", meta={})
             request.session[session_key] = participant.token
-            return redirect("annotation:consent", token=participant.token)
+            return _go(request, "consent", participant)
         if len(external_id) > 200:
             raise Http404("invalid platform id")
-        participant = participant_enrol(study=study, source=source, external_id=external_id, meta=meta)
-        return redirect("annotation:consent", token=participant.token)
+        existed = Participant.objects.filter(study=study, source=source,
+                                             external_id=external_id).exists()
+        participant = participant_enrol(study=study, source=source, external_id=external_id,
+                                        meta=meta)
+        # The platform id is no secret: only the first browser, or one that brings the same
+        # platform session (Prolific SESSION_ID, MTurk assignmentId), gets the participant.
+        # A participant who started before bindings existed is bound by the first browser
+        # that brings its platform session.
+        if existed and not participant.binding and not platform_proof_matches(participant, params):
+            logger.warning("refused an unproven browser for unbound %s participant %s of study %s",
+                           source, participant.pk, study.slug)
+            return _taken(request, study, participant)
+        if not participant_bind(participant):
+            same_browser = binding_valid(participant, request.COOKIES.get(cookie_name(participant)))
+            if not (same_browser or platform_proof_matches(participant, params)):
+                logger.warning("refused a second browser for %s participant %s of study %s",
+                               source, participant.pk, study.slug)
+                return _taken(request, study, participant)
+        token = binding_token(participant)
+        response = redirect(with_binding(reverse("annotation:consent",
+                                                 kwargs={"token": participant.token}), token))
+        response.set_cookie(cookie_name(participant), token, max_age=COOKIE_MAX_AGE,
+                            path="/", httponly=True, samesite="Lax",
+                            secure=request.is_secure())
+        return response
 
 
 # The done page posts the HIT (with the completion code) to the host MTurk names in the link's

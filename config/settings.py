@@ -233,13 +233,44 @@ if CELERY_BROKER_URL == "filesystem://":
         "control_folder": str(VAR_DIR / "celery" / "control"),
     }
 else:
-    # A task of a killed worker is redelivered after this many seconds (default: one hour).
+    # A task of a killed worker is redelivered after this many seconds (kombu's default: one
+    # hour). Keep it above the longest task: a task still running then gets a second copy. The
+    # jobs' heartbeat and sweep (jobs.sweep) re-send a lost job within about a minute anyway, and
+    # a copy of a job whose heartbeat is fresh waits instead of running it twice.
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "visibility_timeout": envint("CELERY_VISIBILITY_TIMEOUT", 300),
         # scan for lost tasks on every restore interval (~10 s), not one in ten: a killed
         # worker's task is back within the visibility timeout plus about ten seconds
         "unacked_restore_throttle": 1,
+        # Redis down: a refused or silent connection fails in seconds, not Redis-py's default
+        "socket_connect_timeout": envfloat("CELERY_BROKER_CONNECTION_TIMEOUT", 2.0),
+        "socket_timeout": envfloat("CELERY_BROKER_SOCKET_TIMEOUT", 5.0),
     }
+# Sending a task: connect within CELERY_BROKER_CONNECTION_TIMEOUT, retry the publish
+# CELERY_PUBLISH_MAX_RETRIES times (0.25 s apart), then give up: the run or export is marked
+# failed with the reason and the researcher is told at once (jobs.services.job_send).
+CELERY_BROKER_CONNECTION_TIMEOUT = envfloat("CELERY_BROKER_CONNECTION_TIMEOUT", 2.0)
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": envint("CELERY_PUBLISH_MAX_RETRIES", 2),
+    "interval_start": 0,
+    "interval_step": 0.25,
+    "interval_max": 0.5,
+}
+# The Redis result backend (chords) retries a lost connection 20 times a second apart by default.
+CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = {"retry_policy": {
+    "max_retries": envint("CELERY_PUBLISH_MAX_RETRIES", 2), "interval_start": 0,
+    "interval_step": 0.25, "interval_max": 0.5}}
+CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = envfloat("CELERY_BROKER_CONNECTION_TIMEOUT", 2.0)
+CELERY_REDIS_SOCKET_TIMEOUT = envfloat("CELERY_BROKER_SOCKET_TIMEOUT", 5.0)
+# Periodic work, sent by one `celery -A config beat` process (make run, docker-compose.yml and
+# the tests start one): the jobs' sweep (jobs.sweep) every CONCORD_SWEEP_SECONDS.
+CONCORD_SWEEP_SECONDS = envfloat("CONCORD_SWEEP_SECONDS", 15.0)
+CELERY_BEAT_SCHEDULE = {
+    "jobs-sweep": {"task": "jobs.tasks.sweep_jobs", "schedule": CONCORD_SWEEP_SECONDS,
+                   "options": {"expires": CONCORD_SWEEP_SECONDS}},
+}
+(VAR_DIR / "celery").mkdir(exist_ok=True)
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celery" / "beat-schedule")
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -368,6 +399,18 @@ CONCORD_EXPORT_SYNC_MAX = envint("CONCORD_EXPORT_SYNC_MAX", 20_000)
 EXPORTS_DIR = VAR_DIR / "exports"
 # A queued run that no worker has picked up after this many seconds is reported as such.
 CONCORD_WORKER_WAIT_SECONDS = envint("CONCORD_WORKER_WAIT_SECONDS", 20)
+# A running job's task refreshes its heartbeat every CONCORD_HEARTBEAT_SECONDS; one older than
+# CONCORD_HEARTBEAT_STALE_SECONDS shows the job stalled and the sweep sends it again, at most
+# until CONCORD_JOB_MAX_ATTEMPTS attempts (then it fails with the reason). A job saved but not
+# sent after CONCORD_JOB_SEND_GRACE_SECONDS (its web process died before sending) is sent by
+# the sweep. Docs: docs/deployment.md ("Background jobs").
+CONCORD_HEARTBEAT_SECONDS = envfloat("CONCORD_HEARTBEAT_SECONDS", 10.0)
+CONCORD_HEARTBEAT_STALE_SECONDS = envfloat("CONCORD_HEARTBEAT_STALE_SECONDS", 45.0)
+CONCORD_JOB_MAX_ATTEMPTS = envint("CONCORD_JOB_MAX_ATTEMPTS", 3)
+CONCORD_JOB_SEND_GRACE_SECONDS = envfloat("CONCORD_JOB_SEND_GRACE_SECONDS", 30.0)
+# Tests only: a job's task sleeps this long once running (heartbeat beating), so a test can
+# kill its worker in the middle. Never set it in a deployment.
+CONCORD_JOB_TEST_DELAY_SECONDS = envfloat("CONCORD_JOB_TEST_DELAY_SECONDS", 0.0)
 
 # --- Security -------------------------------------------------------------------------------
 SESSION_COOKIE_HTTPONLY = True

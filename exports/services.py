@@ -13,6 +13,7 @@ Formats, columns and the bundle are documented in docs/exports.md.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -28,7 +29,7 @@ from analysis.selectors import latest_results
 from analysis.services import code_version
 from core.files import atomic_write, partial_name
 from core.formats import csv_chunks, jsonl_chunks, parquet_chunks, zip_chunks
-from jobs.services import job_done, job_fail, job_progress, job_start
+from jobs.services import job_done, job_fail, job_progress, job_send, job_start
 from studies.models import Question, Study
 
 from .models import ExportJob
@@ -351,10 +352,18 @@ def export_job_create(*, study: Study, user=None, what: str, fmt: str | None = N
         job = ExportJob.objects.create(study=study, created_by=user, what=what, format=fmt,
                                        message="waiting for a worker")
     if enqueue:
-        from .tasks import run_export
-
-        transaction.on_commit(lambda: run_export.delay(job.pk))
+        # After the commit; a broker that does not answer marks the job failed with the reason,
+        # in this copy too (`jobs.services.job_send`).
+        transaction.on_commit(lambda: job_send(model=ExportJob, job=job,
+                                               send=functools.partial(export_job_send, job.pk)))
     return job
+
+
+def export_job_send(job_id: int, delivery: int) -> None:
+    """Publish the task of an export job (its ``delivery``-th message)."""
+    from .tasks import run_export
+
+    run_export.apply_async(args=[job_id], kwargs={"delivery": delivery})
 
 
 def export_job_execute(*, job_id: int) -> ExportJob:

@@ -45,6 +45,10 @@ def download(request: HttpRequest, slug: str, what: str, fmt: str) -> HttpRespon
         raise Http404("No such export") from None
     if request.method == "POST":
         job = export_job_create(study=study, user=request.user, what=what, fmt=fmt)
+        if job.status == ExportJob.Status.FAILED:  # the broker did not answer: say so now
+            response = _job_page(request, study, job, status=503)
+            response["Retry-After"] = "30"
+            return response
         return redirect("exports:job", slug=slug, job_id=job.pk)
     if request.GET.get("background") == "1" or export_is_large(study=study, what=what):
         return render(request, "exports/start.html",
@@ -74,12 +78,17 @@ def _job(request: HttpRequest, slug: str, job_id: int):
 def job_detail(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
     """The job's progress; works without scripts (a refresh link), js/jobs.js polls."""
     study, job = _job(request, slug, job_id)
+    return _job_page(request, study, job)
+
+
+def _job_page(request: HttpRequest, study, job: ExportJob, status: int = 200) -> HttpResponse:
+    slug = study.slug
     return render(request, "exports/job.html", {
         "study": study, "job": job, "status": export_job_status(job=job),
         "filename": f"{study.slug}-{job.what}.{job.format}",
         "status_url": reverse("exports:job_status", kwargs={"slug": slug, "job_id": job.pk}),
         "download_url": reverse("exports:job_download", kwargs={"slug": slug, "job_id": job.pk}),
-    })
+    }, status=status)
 
 
 @login_required

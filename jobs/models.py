@@ -35,6 +35,13 @@ class Job(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Delivery (jobs.services.job_send, jobs.sweep): when the task message was last handed to the
+    # broker (null: committed but never sent), how many messages were sent (the number each
+    # message carries: an older, redelivered message is skipped), and the running task's last
+    # sign of life (a stale one marks the job stalled and the sweep sends it again).
+    sent_at = models.DateTimeField(null=True, blank=True)
+    deliveries = models.PositiveSmallIntegerField(default=0)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         abstract = True

@@ -270,6 +270,9 @@ class Participant(models.Model):
     consented_at = models.DateTimeField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # A crowd-platform participant's binding to the browser that first opened the open link
+    # (annotation.binding): the secret of the signed token its pages carry. Empty: not bound.
+    binding = models.CharField(max_length=64, blank=True)
 
     class Meta:
         ordering = ["study", "id"]

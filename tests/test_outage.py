@@ -97,11 +97,12 @@ class Relay:
 class Server:
     """gunicorn (as in production, DEBUG off) on a free loopback port, with this DATABASE_URL."""
 
-    def __init__(self, database_url: str):
+    def __init__(self, database_url: str, **extra_env: str):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"}
-        env.update(DATABASE_URL=database_url, DEBUG="0", CONCORD_VAR_DIR=str(settings.VAR_DIR))
+        env.update(DATABASE_URL=database_url, DEBUG="0", CONCORD_VAR_DIR=str(settings.VAR_DIR),
+                   **extra_env)
         self.process = subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "config.wsgi:application", "--bind",
              f"127.0.0.1:{self.port}", "--workers", "1", "--threads", "4", "--timeout", "60"],

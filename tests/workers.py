@@ -39,6 +39,18 @@ def start_worker(log_dir: Path, name: str, **env: str) -> subprocess.Popen:
     )
 
 
+def start_beat(log_dir: Path, name: str = "beat", **env: str) -> subprocess.Popen:
+    """Start one `celery beat` (the periodic sweep of jobs every CONCORD_SWEEP_SECONDS: pass a
+    short interval in ``env``); its schedule file and log go to log_dir."""
+    environment = {**os.environ, **env}
+    log = open(log_dir / f"{name}.log", "w")  # noqa: SIM115 - closed with the process
+    return subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "config", "beat", "--loglevel", "info",
+         "--schedule", str(log_dir / f"{name}-schedule")],
+        cwd=ROOT, env=environment, stdout=log, stderr=subprocess.STDOUT,
+    )
+
+
 def stop_worker(worker: subprocess.Popen) -> None:
     worker.terminate()
     try:

@@ -160,7 +160,8 @@ def test_a_run_no_worker_picks_up_is_reported_plainly(owner_client, demos, setti
     settings.CONCORD_WORKER_WAIT_SECONDS = 20
     study = demos["demo-coref"].study
     run = analysis_run_create(study=study, enqueue=False)
-    AnalysisRun.objects.filter(pk=run.pk).update(created_at=timezone.now() - timedelta(seconds=25))
+    long_ago = timezone.now() - timedelta(seconds=25)
+    AnalysisRun.objects.filter(pk=run.pk).update(created_at=long_ago, sent_at=long_ago)
     state = owner_client.get(url("run_status", study, run_id=run.pk)).json()
     assert state["stalled"] is True and "No worker has picked this run up" in state["stalled_message"]
     html = owner_client.get(url("dashboard", study)).content.decode()

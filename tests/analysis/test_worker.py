@@ -20,7 +20,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def start_worker(tmp_path, name: str, visibility_timeout: int = 5, **extra_env) -> subprocess.Popen:
-    return start(tmp_path, name, CELERY_VISIBILITY_TIMEOUT=str(visibility_timeout), **extra_env)
+    # A redelivered start finds the run's heartbeat stale (3 s) soon after its worker died.
+    heartbeat = {"CONCORD_HEARTBEAT_SECONDS": "0.5", "CONCORD_HEARTBEAT_STALE_SECONDS": "3"}
+    return start(tmp_path, name, CELERY_VISIBILITY_TIMEOUT=str(visibility_timeout),
+                 **{**heartbeat, **extra_env})
 
 
 @pytest.fixture

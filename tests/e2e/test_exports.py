@@ -21,8 +21,8 @@ def test_a_background_export_shows_progress_then_the_download(
     queued = []
     import exports.tasks
 
-    monkeypatch.setattr(exports.tasks, "run_export",
-                        type("Task", (), {"delay": staticmethod(queued.append)}))
+    monkeypatch.setattr(exports.tasks, "run_export", type("Task", (), {
+        "apply_async": staticmethod(lambda args, kwargs: queued.append((args[0], kwargs)))}))
     study = make_study(alice, slug="big")
     annotator = Participant.objects.create(study=study, source="import", external_id="x")
     for n, item in enumerate(study.items.order_by("position")):
@@ -33,7 +33,7 @@ def test_a_background_export_shows_progress_then_the_download(
     page.get_by_role("button", name="Prepare the file").click()
     expect(page.get_by_role("status")).to_contain_text("Queued")
     job = ExportJob.objects.get()
-    assert queued == [job.pk]  # enqueued once, after the commit
+    assert queued == [(job.pk, {"delivery": 1})]  # sent once, after the commit
 
     export_job_execute(job_id=job.pk)  # the worker's part; the page polls and reloads
     link = page.locator("#export-download")

@@ -574,6 +574,7 @@ def test_the_job_page_has_no_inline_script_or_style(alice_client, annotated, exp
 def test_it_tells_when_no_worker_picks_the_job_up(alice_client, annotated, settings, exports_dir):
     settings.CONCORD_WORKER_WAIT_SECONDS = 0
     job = export_job_create(study=annotated, what="items", enqueue=False)
+    ExportJob.objects.filter(pk=job.pk).update(sent_at=job.created_at)  # in the queue
     status = alice_client.get(url(annotated, f"jobs/{job.pk}/status.json")).json()
     assert status["stalled"] and "Is a Celery worker running" in status["stalled_message"]
     page = alice_client.get(url(annotated, f"jobs/{job.pk}/")).content.decode()

@@ -80,12 +80,13 @@ def test_the_status_carries_what_the_page_polls(job):
     assert job_status(job=job) == {
         "id": job.pk, "status": "queued", "status_label": "Queued", "progress": 0,
         "message": "waiting for a worker", "error": "", "stalled": False, "stalled_message": "",
-        "attempts": 0}
+        "attempts": 0, "heartbeat_at": None}
 
 
 def test_a_queued_job_no_worker_picks_up_is_stalled(job, settings):
     settings.CONCORD_WORKER_WAIT_SECONDS = 20
-    type(job).objects.filter(pk=job.pk).update(created_at=timezone.now() - timedelta(seconds=25))
+    long_ago = timezone.now() - timedelta(seconds=25)
+    type(job).objects.filter(pk=job.pk).update(created_at=long_ago, sent_at=long_ago)
     job = reread(job)
     status = job_status(job=job)
     assert status["stalled"] and f"No worker has picked this {job.noun} up in 20 s" in (
@@ -93,8 +94,23 @@ def test_a_queued_job_no_worker_picks_up_is_stalled(job, settings):
     assert "celery -A config worker" in status["stalled_message"]
 
 
-def test_a_running_job_is_never_stalled(job, settings):
+def test_a_job_saved_but_never_sent_says_the_sweep_sends_it(job, settings):
+    settings.CONCORD_WORKER_WAIT_SECONDS = 20
+    long_ago = timezone.now() - timedelta(seconds=25)
+    type(job).objects.filter(pk=job.pk).update(created_at=long_ago)
+    status = job_status(job=reread(job))
+    assert status["stalled"] and "not yet handed to the task queue" in status["stalled_message"]
+    assert "celery -A config beat" in status["stalled_message"]
+
+
+def test_a_running_job_is_stalled_only_when_its_heartbeat_is_stale(job, settings):
     settings.CONCORD_WORKER_WAIT_SECONDS = 0
+    settings.CONCORD_HEARTBEAT_STALE_SECONDS = 30
     assert job_stalled(job=job)
     job_start(model=type(job), job_id=job.pk, message="starting")
     assert not job_stalled(job=reread(job))
+    job_progress(model=type(job), job_id=job.pk, progress=18, message="working")
+    type(job).objects.filter(pk=job.pk).update(heartbeat_at=timezone.now() - timedelta(seconds=31))
+    status = job_status(job=reread(job))
+    assert status["stalled"] and status["progress"] == 18
+    assert "stopped answering (no sign of life for 31 s)" in status["stalled_message"]
