@@ -7,7 +7,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce, Substr
 from django.http import Http404
 
@@ -90,9 +90,11 @@ def item_list(*, study: Study, query: str = "") -> QuerySet[Item]:
     """The study's items in import order, each with a short ``preview`` of its text (pairs:
     ``preview_a``, ``preview_b``) and its
     ``n_assigned`` (presentations) and ``n_answers`` (current answers to them); ``query``
-    matches the id or any text, case-insensitively. The full texts are not loaded."""
-    from annotation.models import Response
+    matches the id or any text, case-insensitively. The full texts are not loaded.
 
+    The counts are correlated subqueries, evaluated for the rows of the page only; answers are
+    read through the reverse relation (`Item.responses`), so this app imports no other app.
+    """
     items = study.items.order_by("position")
     query = clean_query(query)
     if query:
@@ -100,8 +102,9 @@ def item_list(*, study: Study, query: str = "") -> QuerySet[Item]:
                              | Q(text_a__icontains=query) | Q(text_b__icontains=query))
     assigned = (Assignment.objects.filter(item=OuterRef("pk")).order_by()
                 .values("item").annotate(n=Count("pk")).values("n"))
-    answers = (Response.objects.filter(item=OuterRef("pk"), is_current=True).order_by()
-               .values("item").annotate(n=Count("pk")).values("n"))
+    answers = (Item.objects.filter(pk=OuterRef("pk")).order_by()
+               .annotate(n=Count("responses", filter=Q(responses__is_current=True)))
+               .values("n"))
     return (items.only("id", "external_id", "position", "is_control")
             .annotate(preview=Substr("text", 1, 160), preview_a=Substr("text_a", 1, 80),
                       preview_b=Substr("text_b", 1, 80),
@@ -117,15 +120,13 @@ def paged(request_get: Any, queryset: QuerySet) -> Any:
 def participant_list(*, study: Study, query: str = "") -> QuerySet[Participant]:
     """The study's participants in order of creation, each with ``last_activity`` (their last
     answer's time, else consent, else creation); ``query`` matches the platform id or label."""
-    from annotation.models import Response
-
     participants = study.participants.order_by("id")
     query = clean_query(query)
     if query:
         participants = participants.filter(Q(external_id__icontains=query)
                                            | Q(label__icontains=query))
-    last = (Response.objects.filter(participant=OuterRef("pk")).order_by("-received_at")
-            .values("received_at")[:1])
+    last = (Participant.objects.filter(pk=OuterRef("pk")).order_by()
+            .annotate(last=Max("responses__received_at")).values("last"))
     return participants.annotate(last_answer=Subquery(last))
 
 

@@ -102,3 +102,29 @@ def test_items_of_an_open_study_or_with_answers_do_not_change(alice_client, alic
     other = make_study(alice, slug="s2", open=False)
     assert alice_client.get(f"/studies/s2/items/{item.pk}/").status_code == 404  # another study's
     del other
+
+
+def test_the_lists_count_current_answers_and_the_last_activity(alice, make_study):
+    import uuid
+
+    from annotation.services import response_submit
+    from studies.selectors import item_list, participant_list
+    from studies.services import participants_invite
+
+    study = make_study(alice)
+    first, second = participants_invite(study=study, count=2)
+    key = study.primary_question.key
+    for participant in (first, second):
+        response_submit(participant=participant, position=0, answers={key: {"value": 3}},
+                        client_id=uuid.uuid4(), active_ms=900)
+    item = first.assignments.get(position=0).item
+    # A revision is a new current answer, not a second one.
+    response_submit(participant=first, position=0, answers={key: {"value": 5}},
+                    client_id=uuid.uuid4(), active_ms=900)
+    counts = {i.pk: (i.n_assigned, i.n_answers) for i in item_list(study=study)}
+    answered = {p.assignments.get(position=0).item_id for p in (first, second)}
+    assert sum(n for _, n in counts.values()) == 2
+    assert all(counts[pk][1] >= 1 for pk in answered) and counts[item.pk][0] >= 1
+    last = {p.pk: p.last_answer for p in participant_list(study=study)}
+    newest = first.responses.order_by("-received_at").first().received_at
+    assert last[first.pk] == newest and last[second.pk] is not None
