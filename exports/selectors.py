@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db.models import Count, F, Max, Min, Q, Window
 
 from annotation.models import Response
-from annotation.selectors import participant_pseudonyms
+from studies.selectors import pseudonyms
 from jobs.selectors import job_status
 from studies.models import Item, Study
 
@@ -62,14 +62,14 @@ def response_rows(*, study: Study) -> Iterator[tuple]:
     Annotators are pseudonyms (A1, A2, … as in the results document), rows ordered by annotator
     then position. No token, no platform id: the mapping is the separate pseudonym download.
     """
-    names = participant_pseudonyms(study_id=study.pk)
+    names = pseudonyms(study=study)
     rows = (_by_annotator(study)
             .order_by("first_response", F("position").asc(nulls_last=True), "presentation", "id")
             .values_list("participant_id", "item__external_id", "presentation", "position",
                          "value", "active_ms", "received_at", "source", "item__is_control"))
     for pid, item, presentation, position, value, active_ms, received, source, control in (
             rows.iterator(chunk_size=READ_CHUNK)):
-        yield (names[pid], item, presentation, position, presentation > 1, value, active_ms,
+        yield (names.get(pid, f"P{pid}"), item, presentation, position, presentation > 1, value, active_ms,
                received, source, control)
 
 
@@ -100,7 +100,7 @@ def matrix_columns(*, study: Study) -> tuple[list[str], dict[tuple[int, int], in
 
 def matrix_rows(*, study: Study, width: int, index: dict[tuple[int, int], int]) -> Iterator[list]:
     """Yield one row per annotator (pseudonym first), blank where there is no answer. Two queries."""
-    names = participant_pseudonyms(study_id=study.pk)
+    names = pseudonyms(study=study)
     rows = (_by_annotator(study).order_by("first_response", "id")
             .values_list("participant_id", "item_id", "presentation", "value"))
     current: int | None = None
@@ -109,7 +109,7 @@ def matrix_rows(*, study: Study, width: int, index: dict[tuple[int, int], int]) 
         if pid != current:
             if current is not None:
                 yield row
-            current, row = pid, [names[pid]] + [None] * (width - 1)
+            current, row = pid, [names.get(pid, f"P{pid}")] + [None] * (width - 1)
         row[index[(item, presentation)]] = value
     if current is not None:
         yield row
@@ -175,7 +175,7 @@ def pseudonym_rows(*, study: Study) -> list[tuple]:
 
     Only the study's owner may see it: every other export carries the pseudonyms alone.
     """
-    names = participant_pseudonyms(study_id=study.pk)
+    names = pseudonyms(study=study)
     people = {p.pk: p for p in study.participants.filter(pk__in=list(names))}
     return [(name, people[pid].source, people[pid].external_id, people[pid].label)
             for pid, name in names.items()]

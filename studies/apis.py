@@ -23,7 +23,7 @@ from core.tabular import size_over_limit
 
 from .definitions import validate_definition
 from .models import Item, Participant, Question, Study
-from .selectors import Role, StudyScopedMixin, pseudonyms, study_get, study_list
+from .selectors import Role, StudyScopedMixin, study_get, study_list
 from .services import (
     items_import,
     participant_exclude,
@@ -278,8 +278,8 @@ class ParticipantViewSet(StudyScopedMixin, viewsets.ReadOnlyModelViewSet):
         excluded = body.get("excluded", True)
         if not isinstance(excluded, bool):
             raise ValidationError({"excluded": ["must be true or false"]})
-        pseudonym = pseudonyms(study=self.study()).get(participant.pk)
-        if pseudonym is None:
+        pseudonym = participant.pseudonym
+        if not pseudonym:
             raise ValidationError({"detail": "this participant has no answer yet, so no "
                                              "pseudonym in the results"})
         try:

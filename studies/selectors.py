@@ -130,7 +130,9 @@ def participant_list(*, study: Study, query: str = "") -> QuerySet[Participant]:
 
 
 def pseudonyms(*, study: Study) -> dict[int, str]:
-    """{participant id: pseudonym} as the results use them (see `participant_pseudonyms`)."""
-    from annotation.selectors import participant_pseudonyms
-
-    return participant_pseudonyms(study_id=study.pk)
+    """{participant id: "A1", "A2", …}: the stored pseudonyms, which the results, exports and
+    participants page all use, in pseudonym order. Participants without an answer have none (and
+    a deleted one leaves a gap). One query."""
+    return {pk: f"A{n}" for pk, n in Participant.objects.filter(
+        study_id=study.pk, pseudonym_number__isnull=False)
+        .order_by("pseudonym_number").values_list("pk", "pseudonym_number")}

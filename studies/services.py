@@ -5,14 +5,15 @@ from __future__ import annotations
 import re
 import shutil
 from pathlib import Path, PurePath
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
-from django.db.models import Count, Q
+from django.db import IntegrityError, models, transaction
+from django.db.models import Case, Count, Q, Value, When
 from django.utils import timezone
 
 from core.design import Design, participant_seed, plan_presentations
@@ -511,6 +512,34 @@ def participant_revoke(*, participant: Participant, user: AbstractBaseUser | Non
     participant.revoked_at = timezone.now()
     participant.save(update_fields=["revoked_at"])
     study_event(study=participant.study, user=user, action="revoke", participant=participant.pk)
+
+
+def pseudonyms_assign(*, study_id: int, participant_ids: Sequence[int]) -> None:
+    """Give each listed participant that has no pseudonym the study's next one (A1, A2, …), in
+    the order listed; a participant keeps a pseudonym once given.
+
+    Called at a participant's first stored answer (and by an import, in file order). The study's
+    row is locked while its counter ``pseudonyms_issued`` moves on, so two first answers at once
+    get two numbers, and a number is never handed out twice, even after its participant is
+    deleted (a gap stays). Three queries, four when there is something to assign.
+    """
+    with transaction.atomic():
+        issued = (Study.objects.select_for_update().filter(pk=study_id)
+                  .values_list("pseudonyms_issued", flat=True).get())
+        wanted = list(dict.fromkeys(participant_ids))
+        pending = set(Participant.objects.filter(
+            study_id=study_id, pk__in=wanted, pseudonym_number__isnull=True)
+            .values_list("pk", flat=True))
+        ordered = [pk for pk in wanted if pk in pending]
+        if not ordered:
+            return
+        for start in range(0, len(ordered), 500):  # one UPDATE … CASE per 500 participants
+            chunk = ordered[start:start + 500]
+            Participant.objects.filter(pk__in=chunk).update(pseudonym_number=Case(
+                *(When(pk=pk, then=Value(issued + start + n))
+                  for n, pk in enumerate(chunk, start=1)),
+                output_field=models.PositiveIntegerField()))
+        Study.objects.filter(pk=study_id).update(pseudonyms_issued=issued + len(ordered))
 
 
 @transaction.atomic

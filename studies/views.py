@@ -34,7 +34,6 @@ from .selectors import (
     paged,
     participant_list,
     participant_progress,
-    pseudonyms,
     study_get,
     study_list,
 )
@@ -402,10 +401,8 @@ def participants_list(request: HttpRequest, slug: str) -> HttpResponse:
     editor = Membership.allows(study.role, Role.EDITOR)
     query = clean_query(request.GET.get("q", "")) if editor else ""
     page = paged(request.GET, participant_list(study=study, query=query))
-    names = pseudonyms(study=study)
     excluded = set(study.analysis_settings.get("excluded_annotators") or [])
     for participant in page:
-        participant.pseudonym = names.get(participant.pk, "")
         participant.excluded = participant.pseudonym in excluded
     return _list_page(request, "studies/participants.html", "studies/_participants_results.html", {
         "study": study, "page": page, "q": query, "editor": editor,
@@ -439,7 +436,7 @@ def participant_action(request: HttpRequest, slug: str, pk: int, action: str) ->
     if participant is None:
         raise Http404("No such participant")
     participant.study = study
-    pseudonym = pseudonyms(study=study).get(participant.pk, "")
+    pseudonym = participant.pseudonym
     error = ""
     if action in ("exclude", "include") and not pseudonym:
         error = "This participant has no answer, so there is nothing to exclude."
