@@ -15,9 +15,9 @@ from django.conf import settings
 from django.db.models import Count, F, Max, Min, Q, Window
 
 from annotation.models import Response
-from studies.selectors import pseudonyms
 from jobs.selectors import job_status
 from studies.models import Item, Study
+from studies.selectors import pseudonyms
 
 from .models import ExportJob
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 import shutil
-from pathlib import Path, PurePath
 from collections.abc import Sequence
+from pathlib import Path, PurePath
 from typing import Any
 
 import numpy as np

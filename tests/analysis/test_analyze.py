@@ -11,8 +11,8 @@ from django.core.management import CommandError, call_command
 
 from analysis.models import AnalysisRun
 from analysis.selectors import study_data
-from studies.selectors import pseudonyms as stored_pseudonyms
 from demo.services import demo_seed
+from studies.selectors import pseudonyms as stored_pseudonyms
 from tests.arrays import dense_of
 
 pytestmark = pytest.mark.django_db

@@ -14,8 +14,8 @@ from django.utils import timezone
 from analysis.charts import build_charts
 from analysis.models import AnalysisRun
 from analysis.services import analysis_run_create, analysis_run_execute
-from studies.selectors import pseudonyms as stored_pseudonyms
 from demo.services import demo_seed
+from studies.selectors import pseudonyms as stored_pseudonyms
 
 pytestmark = pytest.mark.django_db
 

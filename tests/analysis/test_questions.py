@@ -19,9 +19,9 @@ from django.urls import reverse
 from analysis.models import AnalysisRun
 from analysis.selectors import study_questions
 from analysis.services import analysis_run_create, analysis_run_execute
-from studies.selectors import pseudonyms as stored_pseudonyms
 from annotation.services import response_submit
 from core.stats.trust import trust_coefficients
+from studies.selectors import pseudonyms as stored_pseudonyms
 from studies.services import participants_invite
 from tests.analysis.test_dashboard import DASHBOARD_QUERIES
 

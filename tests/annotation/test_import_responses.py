@@ -11,13 +11,13 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 
 from annotation.models import Response
-from studies.selectors import pseudonyms as stored_pseudonyms
 from annotation.services import responses_import
 from core.problems import InputError
 from core.responses import Upload
 from core.stats._types import LongRatings
 from core.stats.heuristics import slow_annotators
 from studies.models import Assignment, Item, Participant
+from studies.selectors import pseudonyms as stored_pseudonyms
 
 pytestmark = pytest.mark.django_db
 

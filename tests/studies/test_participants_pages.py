@@ -5,9 +5,9 @@ import pytest
 from django.test import Client
 
 from analysis.services import analysis_settings
-from studies.selectors import pseudonyms as stored_pseudonyms
 from studies.models import Membership, Participant, StudyEvent
 from studies.selectors import PAGE_SIZE
+from studies.selectors import pseudonyms as stored_pseudonyms
 from studies.services import participants_invite
 from tests.answers import store
 
