@@ -27,6 +27,7 @@ from .selectors import Role, StudyScopedMixin, study_get, study_list
 from .services import (
     items_import,
     participant_exclude,
+    participant_delete,
     participant_revoke,
     participants_invite,
     study_archive,
@@ -76,9 +77,13 @@ class ItemSerializer(serializers.ModelSerializer):
 
 
 class ParticipantSerializer(serializers.ModelSerializer):
+    pseudonym = serializers.CharField(read_only=True,
+                                      help_text="A1, A2, … as in the results; empty before a "
+                                                "first answer.")
+
     class Meta:
         model = Participant
-        fields = ["id", "source", "external_id", "label", "n_assigned", "n_answered",
+        fields = ["id", "pseudonym", "source", "external_id", "label", "n_assigned", "n_answered",
                   "created_at", "consented_at", "completed_at", "revoked_at"]
 
 
@@ -262,6 +267,26 @@ class ParticipantViewSet(StudyScopedMixin, viewsets.ReadOnlyModelViewSet):
         except InputError as exc:
             return problems_response(exc)
         return Response(ParticipantSerializer(participant).data)
+
+    @extend_schema(request=None,
+                   responses={200: inline_serializer("ParticipantDeleted", {
+                       "pseudonym": serializers.CharField(),
+                       "responses": serializers.IntegerField(),
+                       "answers": serializers.IntegerField(),
+                       "analysis_runs": serializers.IntegerField(),
+                       "exports": serializers.IntegerField()}), 400: PROBLEMS},
+                   description="Delete the participant with every answer (withdrawal of "
+                               "consent), and the study's analysis runs and exports made since "
+                               "their first answer; returns what was deleted. Recorded without "
+                               "the data. Editor.")
+    @action(detail=True, methods=["post"], url_path="delete")
+    def delete_participant(self, request: Request, study_slug: str, pk: str) -> Response:
+        participant = self.get_object()
+        try:
+            counts = participant_delete(participant=participant, user=request.user)
+        except InputError as exc:
+            return problems_response(exc)
+        return Response(counts)
 
     @extend_schema(request=inline_serializer("Exclude", {"excluded": serializers.BooleanField()}),
                    responses={200: inline_serializer("Excluded", {

@@ -13,7 +13,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, models, transaction
-from django.db.models import Case, Count, Q, Value, When
+from django.db.models import Case, Count, Min, Q, Value, When
 from django.utils import timezone
 
 from core.design import Design, participant_seed, plan_presentations
@@ -512,6 +512,56 @@ def participant_revoke(*, participant: Participant, user: AbstractBaseUser | Non
     participant.revoked_at = timezone.now()
     participant.save(update_fields=["revoked_at"])
     study_event(study=participant.study, user=user, action="revoke", participant=participant.pk)
+
+
+@transaction.atomic
+def participant_delete(*, participant: Participant,
+                       user: AbstractBaseUser | None = None) -> dict[str, Any]:
+    """Delete a participant with every answer they gave (withdrawal of consent).
+
+    Gone with them: their responses and answers, assignments, and their pseudonym from the
+    study's ``excluded_annotators``; the pseudonym itself is not given again (a gap stays, and
+    nobody else is renumbered). Every analysis run and export of the study that was not finished
+    before their first answer may contain their answers, so it is deleted with its stored results
+    (the export files once this commits); earlier ones cannot, and stay. The audit entry records
+    the pseudonym and the counts, never the answers nor the platform id. Returns the counts.
+    """
+    study = Study.objects.select_for_update().get(pk=participant.study_id)
+    study_writable(study, "changed (unarchive it to delete a participant)")
+    participant = Participant.objects.get(pk=participant.pk)  # its pseudonym as stored now
+    # Reverse relations only: the apps above studies (annotation, analysis, exports) own these.
+    given = participant.responses.aggregate(first=Min("received_at"), responses=Count("id", distinct=True),
+                                            answers=Count("answers"))
+    counts: dict[str, Any] = {"pseudonym": participant.pseudonym,
+                              "responses": given["responses"], "answers": given["answers"],
+                              "analysis_runs": 0, "exports": 0}
+    root = Path(settings.EXPORTS_DIR).resolve()
+    files: list[Path] = []
+    if given["first"] is not None:
+        stale = Q(finished_at__isnull=True) | Q(finished_at__gte=given["first"])
+        runs = study.analysis_runs.filter(stale)
+        exports = study.export_jobs.filter(stale)
+        files = [(root / path).resolve() for path in exports.exclude(path="")
+                 .values_list("path", flat=True)]
+        counts["analysis_runs"], counts["exports"] = runs.count(), exports.count()
+        runs.delete()
+        exports.delete()
+    excluded = list(study.analysis_settings.get("excluded_annotators") or [])
+    if participant.pseudonym in excluded:
+        study.analysis_settings = {**study.analysis_settings, "excluded_annotators": [
+            name for name in excluded if name != participant.pseudonym]}
+        study.save(update_fields=["analysis_settings"])
+    Participant.objects.filter(pk=participant.pk).delete()  # cascades to responses, answers
+    study_event(study=study, user=user, action="participant_delete", **counts)
+
+    def remove_files() -> None:
+        for path in files:
+            if path.is_relative_to(root):
+                path.unlink(missing_ok=True)
+
+    if files:
+        transaction.on_commit(remove_files)
+    return counts
 
 
 def pseudonyms_assign(*, study_id: int, participant_ids: Sequence[int]) -> None:

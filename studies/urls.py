@@ -41,5 +41,7 @@ urlpatterns = [
          {"action": "exclude"}, name="participant_exclude"),
     path("studies/<slug:slug>/participants/<int:pk>/include/", views.participant_action,
          {"action": "include"}, name="participant_include"),
+    path("studies/<slug:slug>/participants/<int:pk>/delete/", views.participant_action,
+         {"action": "delete"}, name="participant_delete"),
     path("api/", include(router.urls)),
 ]

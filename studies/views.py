@@ -43,6 +43,7 @@ from .services import (
     item_update,
     items_import,
     participant_exclude,
+    participant_delete,
     participant_revoke,
     participants_invite,
     study_actions,
@@ -423,6 +424,13 @@ PARTICIPANT_ACTIONS = {
                 "you can include them again."),
     "include": ("Include in the analysis again",
                 "Later analysis runs use this annotator's answers again."),
+    "delete": ("Delete this participant and every answer",
+               "For a withdrawal of consent. Their link, every answer they gave and their "
+               "progress are deleted for good, together with the study's analysis runs and "
+               "export files made since their first answer (run the analysis again afterwards). "
+               "The history records only that it happened, with their pseudonym and how many "
+               "answers were deleted. Nobody else is renumbered: their pseudonym stays unused. "
+               "This cannot be undone."),
 }
 
 
@@ -448,6 +456,10 @@ def participant_action(request: HttpRequest, slug: str, pk: int, action: str) ->
                 if action == "revoke":
                     participant_revoke(participant=participant, user=request.user)
                     messages.success(request, "The link was revoked.")
+                elif action == "delete":
+                    counts = participant_delete(participant=participant, user=request.user)
+                    messages.success(request, f"The participant and their {counts['answers']} "
+                                     "answers were deleted.")
                 else:
                     participant_exclude(study=study, pseudonym=pseudonym,
                                         excluded=action == "exclude", user=request.user)
