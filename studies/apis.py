@@ -26,8 +26,8 @@ from .models import Item, Participant, Question, Study
 from .selectors import Role, StudyScopedMixin, study_get, study_list
 from .services import (
     items_import,
-    participant_exclude,
     participant_delete,
+    participant_exclude,
     participant_revoke,
     participants_invite,
     study_archive,
