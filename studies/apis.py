@@ -22,10 +22,13 @@ from core.problems import Collector, InputError
 from core.tabular import size_over_limit
 
 from .definitions import validate_definition
-from .models import Item, Participant, Question, Study
+from .models import Item, Membership, Participant, Question, Study
 from .selectors import Role, StudyScopedMixin, study_get, study_list
 from .services import (
     items_import,
+    member_add,
+    member_change,
+    member_remove,
     participant_delete,
     participant_exclude,
     participant_revoke,
@@ -313,3 +316,92 @@ class ParticipantViewSet(StudyScopedMixin, viewsets.ReadOnlyModelViewSet):
         except InputError as exc:
             return problems_response(exc)
         return Response({"excluded_annotators": current})
+
+
+class MemberSerializer(serializers.ModelSerializer):
+    username = serializers.CharField(source="user.get_username", read_only=True)
+    added_by = serializers.CharField(source="added_by.get_username", read_only=True,
+                                     default=None)
+
+    class Meta:
+        model = Membership
+        fields = ["id", "username", "role", "added_by", "added_at"]
+
+
+class MemberAddSerializer(serializers.Serializer):
+    username = serializers.CharField(max_length=150)
+    role = serializers.ChoiceField(choices=Membership.Role.choices)
+
+
+class MemberRoleSerializer(serializers.Serializer):
+    role = serializers.ChoiceField(choices=Membership.Role.choices)
+
+
+class MemberViewSet(StudyScopedMixin, viewsets.GenericViewSet):
+    """The researchers sharing a study and their roles: owners only, reads included."""
+
+    serializer_class = MemberSerializer
+    queryset = Membership.objects.none()
+    parser_classes = [JSONParser, FormParser]
+    write_role = Role.OWNER
+
+    def study(self) -> Study:
+        if not hasattr(self, "_study"):
+            self._study = study_get(user=self.request.user, slug=self.kwargs["study_slug"],
+                                    need=Role.OWNER)
+        return self._study
+
+    def get_queryset(self):
+        if self.schema_only():
+            return Membership.objects.none()
+        return (Membership.objects.filter(study=self.study())
+                .select_related("user", "added_by").order_by("id"))
+
+    @extend_schema(responses={200: MemberSerializer(many=True)},
+                   description="The researchers with a role in the study. Owner.")
+    def list(self, request: Request, study_slug: str) -> Response:
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response(MemberSerializer(page, many=True).data)
+
+    @extend_schema(request=MemberAddSerializer, responses={201: MemberSerializer, 400: PROBLEMS},
+                   description="Share the study with a researcher who has an account, by user "
+                               "name, as viewer, editor or owner. Recorded. Owner.")
+    def create(self, request: Request, study_slug: str) -> Response:
+        study = self.study()
+        body = MemberAddSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            membership = member_add(study=study, user=request.user, **body.validated_data)
+        except InputError as exc:
+            return problems_response(exc)
+        return Response(MemberSerializer(membership).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(responses={200: MemberSerializer}, description="One researcher's role. Owner.")
+    def retrieve(self, request: Request, study_slug: str, pk: str) -> Response:
+        return Response(MemberSerializer(self.get_object()).data)
+
+    @extend_schema(request=MemberRoleSerializer, responses={200: MemberSerializer, 400: PROBLEMS},
+                   description="Change a researcher's role; the study's last owner stays an "
+                               "owner. Recorded. Owner.")
+    def partial_update(self, request: Request, study_slug: str, pk: str) -> Response:
+        membership = self.get_object()
+        body = MemberRoleSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            membership = member_change(membership=membership, role=body.validated_data["role"],
+                                       user=request.user)
+        except InputError as exc:
+            return problems_response(exc)
+        return Response(MemberSerializer(membership).data)
+
+    @extend_schema(request=None, responses={204: None, 400: PROBLEMS},
+                   description="Take a researcher's role away (the last owner cannot be "
+                               "removed). Recorded. Owner.")
+    @action(detail=True, methods=["post"])
+    def remove(self, request: Request, study_slug: str, pk: str) -> Response:
+        membership = self.get_object()
+        try:
+            member_remove(membership=membership, user=request.user)
+        except InputError as exc:
+            return problems_response(exc)
+        return Response(status=status.HTTP_204_NO_CONTENT)

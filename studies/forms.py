@@ -1,6 +1,7 @@
 from django import forms
 from django.conf import settings
 
+from .models import Membership
 from .presets import preset_names
 
 
@@ -52,3 +53,13 @@ class ItemEditForm(forms.Form):
     text_b = forms.CharField(label="Sentence B", widget=forms.Textarea(attrs={"rows": 3}),
                              required=False, strip=False)
     is_control = forms.BooleanField(label="Control item", required=False)
+
+
+class MemberAddForm(forms.Form):
+    username = forms.CharField(label="User name", max_length=150)
+    role = forms.ChoiceField(label="Role", choices=Membership.Role.choices,
+                             initial=Membership.Role.VIEWER)
+
+
+class MemberRoleForm(forms.Form):
+    role = forms.ChoiceField(label="Role", choices=Membership.Role.choices)

@@ -12,6 +12,8 @@ router.register("studies", apis.StudyViewSet, basename="study")
 router.register(r"studies/(?P<study_slug>[-a-z0-9]+)/items", apis.ItemViewSet, basename="item")
 router.register(r"studies/(?P<study_slug>[-a-z0-9]+)/participants", apis.ParticipantViewSet,
                 basename="participant")
+router.register(r"studies/(?P<study_slug>[-a-z0-9]+)/members", apis.MemberViewSet,
+                basename="member")
 
 urlpatterns = [
     path("studies/", views.study_index, name="list"),
@@ -43,5 +45,9 @@ urlpatterns = [
          {"action": "include"}, name="participant_include"),
     path("studies/<slug:slug>/participants/<int:pk>/delete/", views.participant_action,
          {"action": "delete"}, name="participant_delete"),
+    path("studies/<slug:slug>/sharing/", views.sharing, name="sharing"),
+    path("studies/<slug:slug>/sharing/<int:pk>/role/", views.member_role, name="member_role"),
+    path("studies/<slug:slug>/sharing/<int:pk>/remove/", views.member_remove_view,
+         name="member_remove"),
     path("api/", include(router.urls)),
 ]

@@ -24,6 +24,8 @@ from .forms import (
     InviteForm,
     ItemEditForm,
     ItemUploadForm,
+    MemberAddForm,
+    MemberRoleForm,
     StudyCreateForm,
 )
 from .models import Membership
@@ -36,12 +38,16 @@ from .selectors import (
     participant_progress,
     study_get,
     study_list,
+    study_members,
 )
 from .services import (
     controls_generate,
     item_delete,
     item_update,
     items_import,
+    member_add,
+    member_change,
+    member_remove,
     participant_delete,
     participant_exclude,
     participant_revoke,
@@ -474,4 +480,98 @@ def participant_action(request: HttpRequest, slug: str, pk: int, action: str) ->
     return render(request, "studies/participant_confirm.html", {
         "study": study, "participant": participant, "pseudonym": pseudonym, "action": action,
         "title": title, "text": text, "error": error,
+    }, status=400 if error else 200)
+
+
+# --- sharing (owners) ---------------------------------------------------------------------------
+
+
+def _sharing_page(request: HttpRequest, study, form: MemberAddForm, *, error: str = "",
+                  status: int = 200) -> HttpResponse:
+    members = list(study_members(study=study))
+    for member in members:
+        member.role_form = MemberRoleForm(initial={"role": member.role},
+                                          auto_id=f"id_m{member.pk}_%s")
+    return render(request, "studies/sharing.html", {
+        "study": study, "members": members, "form": form, "error": error,
+        "n_owners": sum(m.role == Role.OWNER for m in members),
+    }, status=status)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def sharing(request: HttpRequest, slug: str) -> HttpResponse:
+    """The study's researchers and their roles (owners only); POST adds one by user name."""
+    study = study_get(user=request.user, slug=slug, need=Role.OWNER)
+    form = MemberAddForm(request.POST or None)
+    if request.method == "POST":
+        if form.is_valid():
+            try:
+                member_add(study=study, user=request.user, **form.cleaned_data)
+            except InputError as exc:
+                form.add_error(exc.problems[0].column or None, exc.problems[0].message)
+            else:
+                messages.success(request, f"{form.cleaned_data['username']} can now "
+                                 f"{'view' if form.cleaned_data['role'] == Role.VIEWER else 'edit'}"
+                                 " this study" + (" and share it." if form.cleaned_data['role']
+                                                 == Role.OWNER else "."))
+                return redirect("studies:sharing", slug=slug)
+        return _sharing_page(request, study, form, status=400)
+    return _sharing_page(request, study, form)
+
+
+def _membership(study, pk: int):
+    membership = study.memberships.select_related("user").filter(pk=pk).first()
+    if membership is None:
+        raise Http404("No such researcher in this study")
+    return membership
+
+
+@login_required
+@require_POST
+def member_role(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Change a researcher's role (owners only); the last owner stays an owner."""
+    study = study_get(user=request.user, slug=slug, need=Role.OWNER)
+    membership = _membership(study, pk)
+    form = MemberRoleForm(request.POST)
+    error = ""
+    if not form.is_valid():
+        error = "Choose viewer, editor or owner."
+    else:
+        try:
+            member_change(membership=membership, role=form.cleaned_data["role"],
+                          user=request.user)
+        except InputError as exc:
+            error = exc.problems[0].message
+        else:
+            messages.success(request, f"{membership.user.get_username()} is now "
+                                      f"{form.cleaned_data['role']}.")
+            return redirect("studies:sharing", slug=slug)
+    return _sharing_page(request, study, MemberAddForm(), error=error, status=400)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def member_remove_view(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """GET: confirm taking a researcher's role away; POST (``confirm=remove``): do it."""
+    study = study_get(user=request.user, slug=slug, need=Role.OWNER)
+    membership = _membership(study, pk)
+    error = ""
+    if request.method == "POST":
+        if request.POST.get("confirm") != "remove":
+            error = "Confirm on this page."
+        else:
+            try:
+                member_remove(membership=membership, user=request.user)
+            except InputError as exc:
+                error = exc.problems[0].message
+            else:
+                messages.success(request, f"{membership.user.get_username()} no longer has a "
+                                          "role in this study.")
+                if membership.user_id == request.user.pk:
+                    return redirect("studies:list")
+                return redirect("studies:sharing", slug=slug)
+    return render(request, "studies/member_remove.html", {
+        "study": study, "membership": membership, "error": error,
+        "self": membership.user_id == request.user.pk,
     }, status=400 if error else 200)
