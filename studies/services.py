@@ -12,7 +12,7 @@ import numpy as np
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, models, transaction
+from django.db import IntegrityError, connections, models, router, transaction
 from django.db.models import Case, Count, Min, Q, Value, When
 from django.utils import timezone
 
@@ -74,19 +74,8 @@ def study_create(
     (key, prompt, scale, required, comment, cant_judge; see `studies.definitions`).
     ``display`` overrides the item display the scale implies.
     """
-    if preset:
-        shown, specs = preset_questions(preset, language)
-    elif questions:
-        specs = [question_fields(q, language) for q in questions]
-        shown = specs[0].pop("display")
-        for spec in specs[1:]:
-            spec.pop("display")
-    elif scale:
-        spec = question_fields({"key": DEFAULT_QUESTION_KEY, "scale": scale}, language)
-        shown = spec.pop("display")
-        specs = [spec]
-    else:
-        raise ValueError("a study needs a preset, a scale or questions")
+    shown, specs = question_specs(preset=preset, scale=scale, questions=questions,
+                                  language=language)
     design = design or {}
     study = Study(
         owner=owner,
@@ -130,6 +119,26 @@ def study_create(
 
 
 QUESTION_FIELDS = ("key", "prompt", "required", "allow_comment", "allow_cant_judge")
+
+
+def question_specs(*, preset: str | None = None, scale: dict[str, Any] | None = None,
+                   questions: list[dict[str, Any]] | None = None,
+                   language: str = "en") -> tuple[str, list[dict[str, Any]]]:
+    """Return the item display and the `Question` fields, in order, of a preset, one custom
+    scale or a list of questions (one of them, as a definition gives it)."""
+    if preset:
+        return preset_questions(preset, language)
+    if questions:
+        specs = [question_fields(q, language) for q in questions]
+        shown = specs[0].pop("display")
+        for spec in specs[1:]:
+            spec.pop("display")
+        return shown, specs
+    if scale:
+        spec = question_fields({"key": DEFAULT_QUESTION_KEY, "scale": scale}, language)
+        shown = spec.pop("display")
+        return shown, [spec]
+    raise ValueError("a study needs a preset, a scale or questions")
 
 
 def question_fields(definition: dict[str, Any], language: str = "en") -> dict[str, Any]:
@@ -791,3 +800,145 @@ def member_remove(*, membership: Membership, user: AbstractBaseUser | None = Non
     membership.delete()
     study_event(study=study, user=user, action="member_remove",
                 researcher=membership.user.get_username(), role=membership.role)
+
+
+# --- settings: a study's definition, edited, downloaded, cloned -----------------------------------
+
+# What stays editable once a study has been opened (its texts, completion URL and analysis);
+# never a question, scale or rubric, nor the design.
+OPEN_EDITABLE = frozenset({"title", "instructions", "consent", "completion_url", "analysis"})
+SETTINGS_KEYS = ("title", "language", "display", "questions", "consent", "instructions",
+                 "completion_url", "show_gold", "design", "analysis")
+QUESTION_SPEC_KEYS = ("key", "prompt", "required", "allow_comment", "allow_cant_judge", "preset",
+                      "values", "labels", "rubric", "reductions")
+
+
+def _current_specs(study: Study) -> list[dict[str, Any]]:
+    return [{k: getattr(q, k) for k in QUESTION_SPEC_KEYS} for q in study.question_list]
+
+
+def _spec_key(spec: dict[str, Any]) -> dict[str, Any]:
+    return {k: spec.get(k) for k in QUESTION_SPEC_KEYS}
+
+
+@transaction.atomic
+def study_update(*, study: Study, changes: Any,
+                 user: AbstractBaseUser | None = None) -> list[str]:
+    """Change a study's settings from a partial definition (the keys of a definition file but
+    ``slug``; ``design`` and ``analysis`` may be partial). Returns the names of the fields that
+    changed, recorded in one history entry.
+
+    Everything may change while the study is a draft (its questions only while no answer
+    refers to them); once it has been opened, only the title, instructions, consent text,
+    completion URL and analysis settings. Every problem is named at once; nothing is changed
+    then.
+    """
+    from .definitions import validate_definition
+    from .selectors import study_definition
+
+    errors = Collector("settings")
+    if not isinstance(changes, dict):
+        raise InputError([Problem("settings", None, None, "send the changes as an object")])
+    locked = Study.objects.select_for_update().get(pk=study.pk)
+    study_writable(locked)
+    if "slug" in changes:
+        errors.add("the slug cannot change (clone the study to get another one)", column="slug")
+    for key in sorted(set(changes) - set(SETTINGS_KEYS) - {"slug", "preset", "scale"}):
+        errors.add(f"unknown key {key!r}", column=key)
+    errors.raise_if_any()
+    current = study_definition(study=locked)
+    merged = dict(current)
+    if {"preset", "scale", "questions"} & set(changes):
+        for key in ("preset", "scale", "questions"):
+            merged.pop(key, None)
+    for key, value in changes.items():
+        if key in ("design", "analysis") and isinstance(value, dict):
+            merged[key] = {**current[key], **value}
+        else:
+            merged[key] = value
+    if "analysis" in changes and isinstance(changes["analysis"], dict):
+        try:  # nested tables (heuristics) may be partial, over the study's
+            merged["analysis"] = AnalysisSettings.from_mapping(
+                changes["analysis"], base=AnalysisSettings.from_mapping(current["analysis"])
+            ).to_dict()
+        except SettingsError as exc:
+            for p in exc.problems:
+                errors.add(p.message, column=f"analysis.{p.column}")
+            errors.raise_if_any()
+    merged["slug"] = locked.slug
+    definition = validate_definition(merged, errors)
+    shown, specs = question_specs(preset=definition["preset"], scale=definition["scale"],
+                                  questions=definition["questions"],
+                                  language=definition["language"])
+    design = {**current["design"], **definition["design"]}
+    new = {"title": definition["title"], "language": definition["language"],
+           "display": definition["display"] or shown,
+           "questions": [_spec_key(spec) for spec in specs],
+           "consent": definition["consent"], "instructions": definition["instructions"],
+           "completion_url": definition["completion_url"], "show_gold": definition["show_gold"],
+           "design": design, "analysis": definition["analysis"]}
+    old = {**{k: current[k] for k in SETTINGS_KEYS}, "questions": _current_specs(locked)}
+    changed = [key for key in SETTINGS_KEYS if new[key] != old[key]]
+    if not changed:
+        return []
+    if locked.status != Study.Status.DRAFT:
+        frozen = [key for key in changed if key not in OPEN_EDITABLE]
+        if frozen:
+            raise InputError([Problem(locked.slug, None, key, (
+                f"{key} cannot change once the study has been opened (only the title, "
+                "instructions, consent, completion URL and analysis settings can)"))
+                for key in frozen])
+    if "questions" in changed and locked.questions.filter(answers__isnull=False).exists():
+        raise InputError([Problem(locked.slug, None, "questions",
+                                  "the questions cannot change: answers refer to them")])
+    locked.title, locked.language = new["title"], new["language"]
+    locked.display = new["display"]
+    locked.consent_text, locked.instructions = new["consent"], new["instructions"]
+    locked.completion_url, locked.show_gold = new["completion_url"], new["show_gold"]
+    locked.items_per_participant = design["items_per_participant"]
+    locked.annotators_per_item = design["annotators_per_item"]
+    locked.duplicates_per_participant = design["duplicates"]
+    locked.duplicate_min_gap = design["duplicate_min_gap"]
+    locked.seed = design["seed"]
+    locked.analysis_settings = new["analysis"]
+    try:
+        locked.full_clean(exclude=["owner"], validate_unique=False)
+    except ValidationError as exc:
+        raise InputError([Problem(locked.slug, None, field, "; ".join(msgs))
+                          for field, msgs in exc.message_dict.items()]) from None
+    locked.save()
+    if "questions" in changed:
+        locked.questions.all().delete()
+        Question.objects.bulk_create(Question(study=locked, position=n, **spec)
+                                     for n, spec in enumerate(specs))
+    study_event(study=locked, user=user, action="settings", fields=changed)
+    study.refresh_from_db()  # the caller's copy shows the change too
+    study.__dict__.pop("question_list", None)
+    return changed
+
+
+@transaction.atomic
+def study_clone(*, study: Study, slug: str, title: str | None = None,
+                user: AbstractBaseUser) -> Study:
+    """Create a draft copy of a study under a new slug, owned by ``user``: its settings and
+    items, no participant, answer or result (and so no excluded annotator). Recorded on both."""
+    from .definitions import validate_definition
+    from .selectors import study_definition
+
+    definition = study_definition(study=study)
+    definition["slug"] = slug
+    definition["title"] = title if title and title.strip() else f"{study.title} (copy)"
+    definition["analysis"] = {**definition["analysis"], "excluded_annotators": []}
+    definition = validate_definition(definition, Collector("clone"))
+    clone = study_create_from_definition(owner=user, definition=definition)
+    # The items, copied by one INSERT … SELECT (no row passes through Python).
+    columns = ", ".join(("external_id", "position", "text", "text_a", "text_b", "is_control",
+                         "metrics", "features", "meta", "annotation"))
+    table = Item._meta.db_table
+    with connections[router.db_for_write(Item)].cursor() as cursor:
+        cursor.execute(f"INSERT INTO {table} (study_id, {columns}) "  # noqa: S608 (names only)
+                       f"SELECT %s, {columns} FROM {table} WHERE study_id = %s ORDER BY position",
+                       [clone.pk, study.pk])
+    study_event(study=clone, user=user, action="clone", **{"from": study.slug})
+    study_event(study=study, user=user, action="clone", to=clone.slug)
+    return clone

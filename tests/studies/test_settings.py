@@ -1,0 +1,148 @@
+"""Study settings: the definition downloaded and read back, edits while draft and once open,
+clones."""
+
+import json
+
+import pytest
+from django.core.management import call_command
+
+from core.problems import InputError
+from studies.models import Item, Study, StudyEvent
+from studies.selectors import study_definition
+from studies.services import participants_invite, study_clone, study_update
+from tests.answers import submit
+
+pytestmark = pytest.mark.django_db
+
+CUSTOM = {
+    "slug": "custom", "title": "Custom", "language": "fr", "display": "pair",
+    "questions": [
+        {"key": "fluency", "prompt": "Fluent?", "scale": "likert-1-5", "required": True},
+        {"key": "fit", "prompt": "", "rubric": "Judge the fit.", "cant_judge": True,
+         "scale": {"values": [0, 1, 2], "labels": {"0": "no", "1": "partly", "2": "yes"},
+                   "reductions": {"binary": {"0": 0, "1": 0, "2": 1}}}},
+    ],
+    "consent": "You agree.", "instructions": "Read *twice*.",
+    "completion_url": "https://app.prolific.com/submissions/complete?cc=ABC",
+    "show_gold": False,
+    "design": {"items_per_participant": 2, "annotators_per_item": 2, "duplicates": 1,
+               "duplicate_min_gap": 3, "seed": 11},
+    "analysis": {"level": "interval", "seed": 5, "heuristics": {"slow": {"threshold_s": 90}}},
+}
+
+
+@pytest.fixture
+def custom(alice, tmp_path):
+    path = tmp_path / "custom.json"
+    path.write_text(json.dumps(CUSTOM))
+    call_command("create_study", "--definition", str(path), "--owner", "alice")
+    return Study.objects.get(slug="custom")
+
+
+def without_slug(definition):
+    return {k: v for k, v in definition.items() if k != "slug"}
+
+
+@pytest.mark.parametrize("preset", ["likert-0-7-coref", "summeval-4x5", "similarity-1-5"])
+def test_the_definition_reads_back_to_an_equal_study(make_study, alice, tmp_path, preset):
+    study = make_study(alice, slug="orig", preset=preset, open=False, items=None)
+    study_update(study=study, changes={"instructions": "New", "analysis": {"seed": 3}})
+    definition = study_definition(study=study)
+    definition["slug"] = "again"
+    path = tmp_path / "again.json"
+    path.write_text(json.dumps(definition))
+    call_command("create_study", "--definition", str(path), "--owner", "alice")
+    again = Study.objects.get(slug="again")
+    assert without_slug(study_definition(study=again)) == without_slug(
+        study_definition(study=study))
+    fields = ("key", "position", "prompt", "required", "allow_comment", "allow_cant_judge",
+              "preset", "values", "labels", "rubric", "reductions")
+    assert (list(again.questions.values_list(*fields))
+            == list(study.questions.values_list(*fields)))
+
+
+def test_a_custom_definition_round_trips(custom, tmp_path):
+    definition = study_definition(study=custom)
+    assert definition["questions"][0]["scale"] == "likert-1-5"  # still the preset
+    assert definition["questions"][1]["scale"]["reductions"] == {
+        "binary": {"0": 0, "1": 0, "2": 1}}
+    assert definition["analysis"]["heuristics"]["slow"]["threshold_s"] == 90
+    definition["slug"] = "custom-2"
+    path = tmp_path / "c2.json"
+    path.write_text(json.dumps(definition))
+    call_command("create_study", "--definition", str(path), "--owner", "alice")
+    assert without_slug(study_definition(study=Study.objects.get(slug="custom-2"))) == \
+        without_slug(study_definition(study=custom))
+
+
+def test_a_draft_changes_anything_and_records_the_fields(custom, alice):
+    changed = study_update(study=custom, user=alice, changes={
+        "title": "Renamed", "preset": "likert-0-7-coref", "design": {"seed": 99},
+        "analysis": {"heuristics": {"slow": {"threshold_s": 120}}}})
+    assert changed == ["title", "questions", "design", "analysis"]  # display: still "pair"
+    custom.refresh_from_db()
+    assert custom.seed == 99 and custom.items_per_participant == 2  # the rest of the design kept
+    assert [q.key for q in custom.question_list] == ["rating"]
+    heuristics = custom.analysis_settings["heuristics"]
+    assert heuristics["slow"]["threshold_s"] == 120
+    assert custom.analysis_settings["level"] == "interval"  # partial: the rest kept
+    event = StudyEvent.objects.get(study=custom, action="settings")
+    assert event.user == alice and event.detail == {"fields": changed}
+    assert study_update(study=custom, changes={"title": "Renamed"}) == []  # nothing changed
+
+
+def test_once_open_only_texts_and_analysis_change(make_study, alice):
+    study = make_study(alice, slug="opened")
+    assert study_update(study=study, changes={
+        "title": "T", "instructions": "I", "consent": "C",
+        "completion_url": "https://example.org/done", "analysis": {"seed": 9}}) == [
+        "title", "consent", "instructions", "completion_url", "analysis"]
+    for change in ({"preset": "similarity-1-5"}, {"design": {"seed": 4}}, {"language": "fr"},
+                   {"questions": study_definition(study=study)["questions"][:0] or None}):
+        with pytest.raises(InputError):
+            study_update(study=study, changes=change)
+    with pytest.raises(InputError, match="cannot change once the study has been opened"):
+        study_update(study=study, changes={"show_gold": False})
+
+
+def test_bad_changes_name_every_problem(custom):
+    with pytest.raises(InputError) as caught:
+        study_update(study=custom, changes={"slug": "x", "colour": "red",
+                                            "analysis": {"seed": -1}})
+    columns = {p.column for p in caught.value.problems}
+    assert {"slug", "colour"} <= columns
+    with pytest.raises(InputError) as caught:
+        study_update(study=custom, changes={"completion_url": "not a url",
+                                            "design": {"annotators_per_item": 0}})
+    assert len(caught.value.problems) >= 1
+    assert Study.objects.get(pk=custom.pk).title == "Custom"
+
+
+def test_questions_with_answers_do_not_change(make_study, alice):
+    study = make_study(alice, slug="answered")
+    (person,) = participants_invite(study=study, count=1)
+    submit(person)
+    Study.objects.filter(pk=study.pk).update(status="draft")  # even as a draft
+    study.refresh_from_db()
+    with pytest.raises(InputError, match="answers refer to them"):
+        study_update(study=study, changes={"preset": "similarity-1-5"})
+
+
+def test_a_clone_has_the_settings_and_items_and_nobody(make_study, alice, bob):
+    study = make_study(alice, slug="source")
+    (person,) = participants_invite(study=study, count=1)
+    submit(person)
+    study_update(study=study, changes={"analysis": {"excluded_annotators": ["A1"]}})
+    clone = study_clone(study=study, slug="source-copy", user=bob)
+    assert clone.status == "draft" and clone.title == "SOURCE (copy)"
+    assert clone.memberships.get().user == bob
+    mine, theirs = study_definition(study=clone), study_definition(study=study)
+    assert mine["analysis"]["excluded_annotators"] == []
+    mine["analysis"]["excluded_annotators"] = ["A1"]
+    assert without_slug(mine) == {**without_slug(theirs), "title": "SOURCE (copy)"}
+    fields = ("external_id", "position", "text", "is_control", "metrics", "features", "meta")
+    assert (list(Item.objects.filter(study=clone).order_by("position").values_list(*fields))
+            == list(study.items.order_by("position").values_list(*fields)))
+    assert not clone.participants.exists()
+    with pytest.raises(InputError, match="taken"):
+        study_clone(study=study, slug="source-copy", user=bob)
