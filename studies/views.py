@@ -19,7 +19,9 @@ from core.problems import InputError
 from core.tabular import size_over_limit
 
 from .forms import (
+    CloneForm,
     ControlsForm,
+    DefinitionUploadForm,
     DeleteStudyForm,
     InviteForm,
     ItemEditForm,
@@ -27,6 +29,7 @@ from .forms import (
     MemberAddForm,
     MemberRoleForm,
     StudyCreateForm,
+    StudySettingsForm,
 )
 from .models import Membership
 from .selectors import (
@@ -36,6 +39,7 @@ from .selectors import (
     paged,
     participant_list,
     participant_progress,
+    study_definition,
     study_get,
     study_list,
     study_members,
@@ -54,9 +58,12 @@ from .services import (
     participants_invite,
     study_actions,
     study_archive,
+    study_clone,
     study_create,
+    study_create_from_definition,
     study_delete,
     study_transition,
+    study_update,
 )
 
 
@@ -575,3 +582,102 @@ def member_remove_view(request: HttpRequest, slug: str, pk: int) -> HttpResponse
         "study": study, "membership": membership, "error": error,
         "self": membership.user_id == request.user.pk,
     }, status=400 if error else 200)
+
+
+# --- settings, definition files, clones ---------------------------------------------------------
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def study_settings(request: HttpRequest, slug: str) -> HttpResponse:
+    """Everything a definition file holds, editable by an editor: all of it while the study is a
+    draft; once opened, the texts, completion URL and analysis settings. A viewer reads it."""
+    study = study_get(user=request.user, slug=slug,
+                      need=Role.EDITOR if request.method == "POST" else Role.VIEWER)
+    editable = Membership.allows(study.role, Role.EDITOR) and not study.is_archived
+    draft = study.status == study.Status.DRAFT
+    form = StudySettingsForm(request.POST if request.method == "POST" else None,
+                             definition=study_definition(study=study), draft=draft)
+    if not editable:
+        for field in form.fields.values():
+            field.disabled = True
+    if request.method == "POST":
+        if not editable:
+            return render(request, "studies/settings.html", {
+                "study": study, "form": form, "editable": False, "draft": draft,
+                "error": "An archived study cannot be changed; unarchive it first."}, status=400)
+        if form.is_valid():
+            try:
+                changed = study_update(study=study, changes=form.changes(), user=request.user)
+            except InputError as exc:
+                for problem in exc.problems:
+                    form.add_problem(problem.column, problem.message)
+            else:
+                messages.success(request, f"Saved: {', '.join(changed)}." if changed
+                                 else "Nothing changed.")
+                return redirect("studies:settings", slug=slug)
+        return render(request, "studies/settings.html", {
+            "study": study, "form": form, "editable": editable, "draft": draft}, status=400)
+    return render(request, "studies/settings.html", {
+        "study": study, "form": form, "editable": editable, "draft": draft})
+
+
+@login_required
+@require_GET
+def definition_download(request: HttpRequest, slug: str) -> HttpResponse:
+    """The study's definition file (JSON): `create_study --definition` reads it back."""
+    import json
+
+    study = study_get(user=request.user, slug=slug)
+    body = json.dumps(study_definition(study=study), indent=2, ensure_ascii=False) + "\n"
+    response = HttpResponse(body.encode(), content_type="application/json; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}.definition.json"'
+    return response
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def study_new_from_definition(request: HttpRequest) -> HttpResponse:
+    """Create a study from an uploaded definition file (the caller becomes its owner)."""
+    from .definitions import load_definition
+
+    form = DefinitionUploadForm(request.POST or None, request.FILES or None)
+    problems: list[str] = []
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        limit = settings.CONCORD_MAX_UPLOAD_BYTES
+        if upload.size > limit:
+            problems = [size_over_limit(upload.size, limit=limit)]
+        else:
+            try:
+                definition = load_definition(upload.read(), upload.name or "definition.json")
+                study = study_create_from_definition(owner=request.user, definition=definition)
+            except InputError as exc:
+                problems = [str(p) for p in exc.problems]
+            else:
+                messages.success(request, f"Created {study.slug} from {upload.name}.")
+                return redirect("studies:detail", slug=study.slug)
+    return render(request, "studies/new_definition.html", {
+        "form": form, "problems": problems,
+    }, status=400 if problems or form.errors else 200)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def study_clone_view(request: HttpRequest, slug: str) -> HttpResponse:
+    """Copy a study's settings and items (no participants) to a new draft the caller owns."""
+    study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
+    form = CloneForm(request.POST or None, initial={"slug": f"{study.slug}-copy"[:60]})
+    if request.method == "POST" and form.is_valid():
+        try:
+            clone = study_clone(study=study, slug=form.cleaned_data["slug"],
+                                title=form.cleaned_data["title"], user=request.user)
+        except InputError as exc:
+            for problem in exc.problems:
+                form.add_error("slug" if problem.column == "slug" else None, problem.message)
+        else:
+            messages.success(request, f"Cloned {study.slug} as {clone.slug}.")
+            return redirect("studies:detail", slug=clone.slug)
+    return render(request, "studies/clone.html", {"study": study, "form": form,
+                                                  "n_items": study.items.count()},
+                  status=400 if form.errors else 200)

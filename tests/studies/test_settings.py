@@ -146,3 +146,70 @@ def test_a_clone_has_the_settings_and_items_and_nobody(make_study, alice, bob):
     assert not clone.participants.exists()
     with pytest.raises(InputError, match="taken"):
         study_clone(study=study, slug="source-copy", user=bob)
+
+
+def form_data(client, url):
+    """The settings form as the page fills it in (every enabled field)."""
+    form = client.get(url).context["form"]
+    data = {}
+    for name, field in form.fields.items():
+        if field.disabled:
+            continue
+        value = form[name].value()
+        if isinstance(value, (list, tuple)):
+            value = ", ".join(value)
+        if value is None or value is False:
+            continue
+        data[name] = value
+    return data
+
+
+def test_the_settings_page_saves_a_draft(custom, client, alice):
+    client.force_login(alice)
+    url = "/studies/custom/settings/"
+    data = form_data(client, url)
+    assert client.post(url, data).status_code == 302
+    assert not StudyEvent.objects.filter(study=custom, action="settings").exists()  # unchanged
+    data.update({"title": "Edited", "a__heuristics__slow__threshold_s": "45", "seed": "12"})
+    assert client.post(url, data).status_code == 302
+    custom.refresh_from_db()
+    assert custom.title == "Edited" and custom.seed == 12
+    assert custom.analysis_settings["heuristics"]["slow"]["threshold_s"] == 45
+    assert StudyEvent.objects.get(study=custom, action="settings").detail == {
+        "fields": ["title", "design", "analysis"]}
+    bad = client.post(url, {**data, "questions": "[", "a__seed": "-1"})
+    assert bad.status_code == 400 and b"not valid JSON" in bad.content
+
+
+def test_an_open_study_keeps_its_questions_on_the_page(make_study, client, alice):
+    study = make_study(alice, slug="live")
+    client.force_login(alice)
+    url = "/studies/live/settings/"
+    data = form_data(client, url)
+    assert "questions" not in data and "seed" not in data  # disabled
+    posted = {**data, "title": "Live!", "questions": "[]", "seed": "77"}
+    assert client.post(url, posted).status_code == 302
+    study.refresh_from_db()
+    assert study.title == "Live!" and study.seed == 0 and len(study.question_list) == 1
+
+
+def test_download_upload_and_clone_in_the_browser(custom, client, alice, bob):
+    client.force_login(alice)
+    download = client.get("/studies/custom/definition.json")
+    assert download.status_code == 200 and "attachment" in download["Content-Disposition"]
+    definition = json.loads(download.content)
+    assert definition == study_definition(study=custom)
+    definition["slug"] = "uploaded"
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    upload = SimpleUploadedFile("d.json", json.dumps(definition).encode())
+    assert client.post("/studies/new/definition/", {"file": upload}).status_code == 302
+    assert without_slug(study_definition(study=Study.objects.get(slug="uploaded"))) == \
+        without_slug(study_definition(study=custom))
+    broken = SimpleUploadedFile("d.json", b'{"slug": "x"}')
+    refused = client.post("/studies/new/definition/", {"file": broken})
+    assert refused.status_code == 400 and b"title" in refused.content
+    assert client.get("/studies/custom/clone/").status_code == 200
+    assert client.post("/studies/custom/clone/", {"slug": "custom"}).status_code == 400
+    assert client.post("/studies/custom/clone/", {"slug": "custom-3"}).status_code == 302
+    assert Study.objects.get(slug="custom-3").memberships.get().user == alice
