@@ -23,7 +23,7 @@ from core.tabular import size_over_limit
 
 from .definitions import validate_definition
 from .models import Item, Membership, Participant, Question, Study
-from .selectors import Role, StudyScopedMixin, study_get, study_list
+from .selectors import Role, StudyScopedMixin, study_definition, study_get, study_list
 from .services import (
     items_import,
     member_add,
@@ -34,9 +34,11 @@ from .services import (
     participant_revoke,
     participants_invite,
     study_archive,
+    study_clone,
     study_create_from_definition,
     study_delete,
     study_transition,
+    study_update,
 )
 
 
@@ -112,6 +114,11 @@ class UploadSerializer(serializers.Serializer):
     file = serializers.FileField(help_text="An item file (CSV, TSV or JSONL; see docs/commands.md).")
 
 
+class CloneSerializer(serializers.Serializer):
+    slug = serializers.SlugField(max_length=60)
+    title = serializers.CharField(max_length=200, required=False, allow_blank=True)
+
+
 class StudyViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = StudySerializer
     queryset = Study.objects.none()  # typed for the schema; get_queryset scopes to the role
@@ -147,6 +154,55 @@ class StudyViewSet(viewsets.ReadOnlyModelViewSet):
         except InputError as exc:
             return problems_response(exc)
         return Response(StudySerializer(study_get(user=self.request.user, slug=slug)).data)
+
+    @extend_schema(
+        request=inline_serializer("SettingsChange", {
+            "title": serializers.CharField(required=False),
+            "instructions": serializers.CharField(required=False),
+            "consent": serializers.CharField(required=False),
+            "completion_url": serializers.CharField(required=False),
+            "analysis": serializers.DictField(required=False)}),
+        responses={200: StudySerializer, 400: PROBLEMS},
+        description="Change the study's settings: any key of a definition file but `slug` "
+                    "(`design` and `analysis` may be partial). Anything while a draft; once "
+                    "opened only title, instructions, consent, completion_url and analysis. "
+                    "Recorded with the changed fields. Editor.")
+    def partial_update(self, request: Request, slug: str) -> Response:
+        if not isinstance(request.data, dict):
+            raise ValidationError({"detail": "send the changes as a JSON object"})
+        changes = dict(request.data)
+        return self._change(slug, Role.EDITOR, lambda study: study_update(
+            study=study, changes=changes, user=request.user))
+
+    @extend_schema(responses={200: inline_serializer("StudyDefinition", {
+                       "slug": serializers.CharField(), "title": serializers.CharField(),
+                       "questions": serializers.ListField(child=serializers.DictField()),
+                       "design": serializers.DictField(), "analysis": serializers.DictField()})},
+                   description="The study's definition, as a definition file holds it: "
+                               "`create_study --definition` (or POST /api/studies/) reads it "
+                               "back to an equal study. Viewer.")
+    @action(detail=True, methods=["get"])
+    def definition(self, request: Request, slug: str) -> Response:
+        return Response(study_definition(study=study_get(user=request.user, slug=slug)))
+
+    @extend_schema(request=inline_serializer("Clone", {
+                       "slug": serializers.SlugField(max_length=60),
+                       "title": serializers.CharField(required=False)}),
+                   responses={201: StudySerializer, 400: PROBLEMS},
+                   description="Copy the study's settings and items (no participant, answer or "
+                               "result) to a new draft under `slug`, owned by the caller. Editor.")
+    @action(detail=True, methods=["post"])
+    def clone(self, request: Request, slug: str) -> Response:
+        study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
+        body = CloneSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            clone = study_clone(study=study, slug=body.validated_data["slug"],
+                                title=body.validated_data.get("title"), user=request.user)
+        except InputError as exc:
+            return problems_response(exc)
+        return Response(StudySerializer(study_get(user=request.user, slug=clone.slug)).data,
+                        status=status.HTTP_201_CREATED)
 
     @extend_schema(request=None, responses={200: StudySerializer, 400: PROBLEMS},
                    description="Open the study to annotators (from draft, paused or closed; its "

@@ -223,7 +223,7 @@ def test_every_route_checks_the_role(roles):
     assert {"items_upload", "open", "invite", "run_start", "responses_import", "pause", "close",
             "archive", "unarchive", "delete", "item_edit", "item_delete",
             "participant_revoke", "participant_exclude", "participant_include",
-            "participant_delete", "settings", "clone"} <= set(refused)
+            "participant_delete", "settings", "clone", "study-clone"} <= set(refused)
     # The pseudonym mapping (real ids) is a read an editor may make and a viewer may not.
     mapping = f"/studies/{study.slug}/participants/pseudonyms.csv"
     assert clients["charlie"].get(mapping).status_code == 403

@@ -213,3 +213,31 @@ def test_download_upload_and_clone_in_the_browser(custom, client, alice, bob):
     assert client.post("/studies/custom/clone/", {"slug": "custom"}).status_code == 400
     assert client.post("/studies/custom/clone/", {"slug": "custom-3"}).status_code == 302
     assert Study.objects.get(slug="custom-3").memberships.get().user == alice
+
+
+def test_the_api_patches_downloads_and_clones(make_study, client, alice, bob):
+    study = make_study(alice, slug="api-study")
+    Membership = study.memberships.model
+    Membership.objects.create(study=study, user=bob, role="viewer")
+    client.force_login(alice)
+    url = "/api/studies/api-study/"
+    patched = client.patch(url, {"title": "Patched", "analysis": {"seed": 8}},
+                           content_type="application/json")
+    assert patched.status_code == 200 and patched.json()["title"] == "Patched"
+    frozen = client.patch(url, {"design": {"seed": 3}}, content_type="application/json")
+    assert frozen.status_code == 400 and "once the study has been opened" in frozen.json()["detail"]
+    assert client.patch(url, ["x"], content_type="application/json").status_code == 400
+    assert client.patch(url, {"title": ["a"]}, content_type="application/json").status_code == 400
+    definition = client.get(f"{url}definition/").json()
+    assert definition == study_definition(study=Study.objects.get(pk=study.pk))
+    cloned = client.post(f"{url}clone/", {"slug": "api-copy"}, content_type="application/json")
+    assert cloned.status_code == 201 and cloned.json()["slug"] == "api-copy"
+    assert client.post(f"{url}clone/", {"slug": "api-copy"},
+                       content_type="application/json").status_code == 400
+    assert client.post(f"{url}clone/", {"slug": "Not a slug!"},
+                       content_type="application/json").status_code == 400
+    client.force_login(bob)  # a viewer reads the definition, changes and clones nothing
+    assert client.get(f"{url}definition/").status_code == 200
+    assert client.patch(url, {"title": "x"}, content_type="application/json").status_code == 403
+    assert client.post(f"{url}clone/", {"slug": "bobs"},
+                       content_type="application/json").status_code == 403
