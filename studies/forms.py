@@ -223,7 +223,7 @@ class StudySettingsForm(forms.Form):
 
 class DefinitionUploadForm(forms.Form):
     file = forms.FileField(label="Definition file",
-                           help_text="JSON or TOML, as `create_study --definition` reads it.")
+                           help_text="JSON or TOML, as the create_study --definition command reads it.")
 
 
 class CloneForm(forms.Form):

@@ -109,6 +109,7 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
     study = study_get(user=request.user, slug=slug)
     participants = list(participant_progress(study=study))
     n_items = study.items.count()
+    open_link = request.build_absolute_uri(reverse("annotation:join", args=[study.open_token]))
     return render(request, "studies/detail.html", {
         "study": study,
         "actions": study_actions(study),
@@ -122,7 +123,13 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "invite_form": InviteForm(),
         "controls_form": ControlsForm(),
         "site": request.build_absolute_uri("/").rstrip("/"),
+        "open_link": open_link,
+        "prolific_link": open_link + PROLIFIC_QUERY,
     })
+
+
+# Prolific replaces each {{%NAME%}} with the participant's value when it sends them to the study.
+PROLIFIC_QUERY = "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
 
 
 def _items_upload(request: HttpRequest, slug: str) -> HttpResponse:
