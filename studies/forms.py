@@ -186,6 +186,8 @@ class StudySettingsForm(forms.Form):
         except json.JSONDecodeError as exc:
             raise forms.ValidationError(f"not valid JSON: {exc.msg} (line {exc.lineno}, "
                                         f"column {exc.colno})") from None
+        except RecursionError:
+            raise forms.ValidationError("not valid JSON: nested too deeply") from None
 
     def changes(self) -> dict[str, Any]:
         """The cleaned values as a partial definition (the enabled fields only)."""
