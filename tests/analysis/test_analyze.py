@@ -129,9 +129,9 @@ def test_it_explains_an_unknown_study(db):
         call_command("analyze", "nope")
 
 
-def test_the_selector_loads_a_study_in_two_queries(demos, django_assert_num_queries):
+def test_the_selector_loads_a_study_in_three_queries(demos, django_assert_num_queries):
     study = demos["demo-coref"].study
-    with django_assert_num_queries(2):
+    with django_assert_num_queries(3):  # the items, the answers, the stored pseudonyms
         data = study_data(study=study)
     assert data.n_annotators == 12 and data.n_items == 36 and data.dup_item.size == 36
     assert np.isfinite(data.value).all()

@@ -183,12 +183,12 @@ def test_a_correlation_targets_each_question(summeval, document):
         assert baseline["pearson"] == pytest.approx(np.corrcoef(means, rouge)[0, 1], abs=1e-9)
 
 
-def test_the_selector_loads_every_question_in_three_queries(summeval,
-                                                            django_assert_num_queries):
+def test_the_selector_loads_every_question_in_four_queries(summeval,
+                                                           django_assert_num_queries):
     from studies.models import Study
 
     study = Study.objects.get(pk=summeval.study.pk)
-    with django_assert_num_queries(3):  # the questions, the items, the answers
+    with django_assert_num_queries(4):  # the questions, the items, the answers, the pseudonyms
         questions = study_questions(study=study)
     assert [q.key for q in questions] == list(QUESTIONS)
     assert len({tuple(q.data.annotators) for q in questions}) == 1
