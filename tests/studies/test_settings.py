@@ -179,6 +179,8 @@ def test_the_settings_page_saves_a_draft(custom, client, alice):
         "fields": ["title", "design", "analysis"]}
     bad = client.post(url, {**data, "questions": "[", "a__seed": "-1"})
     assert bad.status_code == 400 and b"not valid JSON" in bad.content
+    for hostile in ("[" * 100_000 + "]" * 100_000, "null", "5", '[{"key": "A!"}]'):
+        assert client.post(url, {**data, "questions": hostile}).status_code == 400
 
 
 def test_an_open_study_keeps_its_questions_on_the_page(make_study, client, alice):
