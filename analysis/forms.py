@@ -2,44 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from django import forms
 
-from core.settings import AnalysisSettings, Knob, SettingsError, knob, knobs
-
-
-def settings_form_field(path: str, *, required: bool = False) -> forms.Field:
-    """Return the form field of one setting (by key path), as its `Knob` describes it.
-
-    A field left empty keeps the study's value; a choice always has one selected.
-    """
-    spec: Knob = knob(path)
-    common = {"label": spec.label, "help_text": spec.help, "required": required}
-    if spec.kind == "choice":
-        labels = spec.choice_labels or {}
-        return forms.ChoiceField(choices=[(c, labels.get(c, c)) for c in spec.choices], **common)
-    if spec.kind == "int":
-        return forms.IntegerField(min_value=spec.low, max_value=spec.high, **common)
-    if spec.kind == "float":
-        return forms.FloatField(min_value=spec.low, max_value=spec.high, **common)
-    return PseudonymsField(**common)
-
-
-class PseudonymsField(forms.CharField):
-    """Pseudonyms typed as ``A3, A7`` (commas or spaces); cleaned to a list, checked by the Knob."""
-
-    def to_python(self, value: Any) -> list[str]:
-        text = super().to_python(value)
-        return [name.upper() for name in re.split(r"[\s,;]+", text) if name]
-
-    def prepare_value(self, value: Any) -> Any:
-        if isinstance(value, (list, tuple)):
-            return ", ".join(value)
-        return value
-
+from core.settings import AnalysisSettings, SettingsError, knob, knobs
+from studies.forms import PseudonymsField, settings_form_field  # noqa: F401 (re-exported)
 
 _MAIN = ("level", "trust_variant", "simple_threshold", "seed", "excluded_annotators")
 

@@ -8,9 +8,10 @@ from django.db import connections, router
 from annotation.models import Answer, Response
 from core.data import QuestionData, StudyData, item_columns, question_data_from_answers
 from studies.models import Item, Participant, Question, Study
+from studies.selectors import pseudonyms
 
 # One row per answer of an answered presentation, in the order of the presentation's first
-# response (so annotators are numbered as `participant_pseudonyms` numbers them), with the first
+# response (the order the analysis lists annotators in; they are named by their stored pseudonyms), with the first
 # response's active time (time is measured on the first answer) and the current revision's
 # answers to every question.  A presentation without any stored answer is not a row.
 _ANSWERS_SQL = """
@@ -30,7 +31,8 @@ ORDER BY first.id
 def study_questions(*, study: Study) -> list[QuestionData]:
     """Load a study's items and every question's answers as arrays, questions in order.
 
-    Three queries at most: the items, the questions (cached on ``study``), the answers.  Every
+    Four queries at most: the items, the questions (cached on ``study``), the answers, the
+    pseudonyms.  Every
     question shares the study's rows (one per answered presentation); a question a response
     did not answer is a blank there.  Only the last revision of an answer counts; its time is
     the first revision's.
@@ -77,6 +79,7 @@ def study_questions(*, study: Study) -> list[QuestionData]:
         values={q.key: np.array(v, dtype=float) for q, v in zip(questions, values, strict=True)},
         cant_judge={q.key: np.array(c, dtype=bool)
                     for q, c in zip(questions, cant_judge, strict=True)},
+        names=pseudonyms(study=study),
     )
     return [QuestionData(key=q.key, data=data[q.key], values=tuple(q.domain),
                          reductions=q.reduction_maps(), prompt=q.prompt) for q in questions]

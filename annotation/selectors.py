@@ -166,25 +166,6 @@ def next_assignment(*, participant: Participant) -> Assignment | None:
     return assignment
 
 
-def participant_pseudonyms(*, study_id: int) -> dict[int, str]:
-    """Return {participant id: "A1", "A2", …} in the order of each participant's first response.
-
-    "First" is the lowest response id: answers collected in the app are numbered as they are
-    committed, and an import stores its rows in the order annotators first appear in the file.
-    Participants without any response get no pseudonym. One query.
-    """
-    from django.db.models import Min
-
-    firsts = (
-        Response.objects.filter(participant__study_id=study_id)
-        .values("participant_id")
-        .annotate(first=Min("id"))
-        .order_by("first")
-        .values_list("participant_id", flat=True)
-    )
-    return {pid: f"A{n}" for n, pid in enumerate(firsts, start=1)}
-
-
 def assignment_at(*, participant: Participant, position: int) -> Assignment | None:
     """Return the participant's presentation at ``position`` with its item, or None."""
     return (Assignment.objects.select_related("item")

@@ -38,6 +38,7 @@ from core.responses import (
 )
 from core.tabular import size_over_limit
 from studies.models import Assignment, Participant, Question, Study
+from studies.services import pseudonyms_assign
 
 from .models import Answer, Response
 from .selectors import hot_cursor, revisable
@@ -219,7 +220,7 @@ SET n_answered = n_answered + 1,
     completed_at = CASE WHEN completed_at IS NULL AND n_answered + 1 >= n_assigned
                         THEN %s ELSE completed_at END
 WHERE id = %s
-RETURNING n_answered, n_assigned
+RETURNING n_answered, n_assigned, pseudonym_number
 """
 # PostgreSQL runs all three as ONE statement (a data-modifying WITH), committed on its own: one
 # round trip instead of five (BEGIN, INSERT, INSERT, UPDATE, COMMIT) for every answer. A single
@@ -248,9 +249,10 @@ WITH inserted AS (
         completed_at = CASE WHEN completed_at IS NULL AND n_answered + 1 >= n_assigned
                             THEN %s::timestamptz ELSE completed_at END
     WHERE id = %s AND EXISTS (SELECT 1 FROM inserted)
-    RETURNING n_answered, n_assigned
+    RETURNING n_answered, n_assigned, pseudonym_number
 )
-SELECT inserted.id, counted.n_answered, counted.n_assigned FROM inserted, counted
+SELECT inserted.id, counted.n_answered, counted.n_assigned, counted.pseudonym_number
+FROM inserted, counted
 """
 # Nothing inserted: the response this client id stored, if any, and the progress.
 _RETRY_SQL = """
@@ -262,8 +264,9 @@ WHERE r.client_id = %s
 
 
 def _store(connection, response: list, answers: Sequence[AnswerInput],
-           count: list) -> tuple[int, int, int] | None:
-    """Insert a first answer and count it atomically; return (id, answered, assigned) or None."""
+           count: list) -> tuple[int, int, int, int | None] | None:
+    """Insert a first answer and count it atomically; return (id, answered, assigned, pseudonym
+    number) or None."""
     if connection.vendor == "postgresql":
         columns = [[a.question_id for a in answers], [a.value for a in answers],
                    [a.missing for a in answers], [a.comment for a in answers]]
@@ -327,6 +330,9 @@ def response_submit(
         participant.pk,
     ])
     if stored is not None:
+        if stored[3] is None:
+            # The participant's first stored answer: they get their pseudonym now (once).
+            pseudonyms_assign(study_id=study.pk, participant_ids=[participant.pk])
         return SubmitResult(response_id=stored[0], created=True, answered=stored[1],
                             assigned=stored[2])
     retry = _retried(connection, db_client_id, participant=participant, position=position)
@@ -457,13 +463,16 @@ def _responses_store(*, study: Study, annotators: Sequence[Annotator], filename:
     answered = [(a, x) for a in annotators
                 for x in sorted(a.answers.values(), key=lambda x: (x.presentation, x.position or 0))
                 if x.stored]
-    # Inserted in this order: response ids follow the file, and pseudonyms follow them.
+    # Inserted in this order: response ids follow the file, and so do the pseudonyms (given to
+    # the annotators with at least one answer, in order of first appearance).
     responses = Response.objects.bulk_create(
         (Response(participant_id=ids[a.external_id], item_id=item_ids[x.item],
                   presentation=x.presentation, position=x.position, active_ms=x.active_ms,
                   source=Response.Source.IMPORT) for a, x in answered),
         batch_size=2000,
     )
+    pseudonyms_assign(study_id=study.pk,
+                      participant_ids=list(dict.fromkeys(ids[a.external_id] for a, _ in answered)))
     # One answer per question, as the app stores them: a question the file left blank in an
     # answered presentation is "not answered".
     skipped = Cell(None, Answer.Missing.SKIPPED)

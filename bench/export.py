@@ -107,8 +107,10 @@ def make_study(rows: int, seed: int) -> Study:
     n_annotators = rows // PER_ANNOTATOR
     Participant.objects.bulk_create(
         (Participant(study=study, source=Participant.Source.IMPORT, external_id=f"worker-{a}",
-                     n_assigned=PER_ANNOTATOR, n_answered=PER_ANNOTATOR)
+                     n_assigned=PER_ANNOTATOR, n_answered=PER_ANNOTATOR,
+                     pseudonym_number=a + 1)
          for a in range(n_annotators)), batch_size=BATCH)
+    Study.objects.filter(pk=study.pk).update(pseudonyms_issued=n_annotators)
     people = list(Participant.objects.filter(study=study).order_by("pk")
                   .values_list("pk", flat=True))
     now = timezone.now()

@@ -135,7 +135,8 @@ def item_columns(ids: Sequence[str], control: Sequence[bool],
 def study_data_from_answers(items: ItemColumns, *, participant: npt.ArrayLike,
                             item: npt.ArrayLike, presentation: npt.ArrayLike,
                             value: npt.ArrayLike, active_ms: npt.ArrayLike,
-                            cant_judge: npt.ArrayLike | None = None) -> StudyData:
+                            cant_judge: npt.ArrayLike | None = None,
+                            names: Mapping[int, str] | None = None) -> StudyData:
     """Build a study's arrays from its answers in the order they were stored.
 
     The answer arrays are aligned, one row per stored answer, in storage order: `participant`
@@ -145,9 +146,11 @@ def study_data_from_answers(items: ItemColumns, *, participant: npt.ArrayLike,
     their first answer and named A1, A2, ...; only first presentations enter `item`/`value`;
     an item shown twice to the same annotator is a duplicate pair (first and repeat answers).
     Example: participants [9, 4, 9] answering items [0, 0, 1] make annotators A1 (9) and A2 (4).
+    ``names`` ({participant id: name}, e.g. the pseudonyms a database stores) names them
+    instead, in the same order; an id it lacks is named "P<id>".
     """
     participant = np.asarray(participant, dtype=np.int64)
-    _, first_rows, annotator = np.unique(participant, return_index=True, return_inverse=True)
+    ids, first_rows, annotator = np.unique(participant, return_index=True, return_inverse=True)
     # np.unique numbers participants by id; renumber them by their first answer instead.
     rank = np.empty(first_rows.size, dtype=np.int64)
     rank[np.argsort(first_rows, kind="stable")] = np.arange(first_rows.size)
@@ -161,8 +164,13 @@ def study_data_from_answers(items: ItemColumns, *, participant: npt.ArrayLike,
     meta = items.meta
     has_sentiment = bool(meta) and all("sentiment_a" in m and "sentiment_b" in m for m in meta)
     sources = {m.get("sentiment_source", "imported") for m in meta}
+    if names is None:
+        annotators = [f"A{n}" for n in range(1, first_rows.size + 1)]
+    else:
+        by_first = ids[np.argsort(first_rows, kind="stable")]
+        annotators = [names.get(int(pid), f"P{int(pid)}") for pid in by_first]
     return StudyData(
-        annotators=[f"A{n}" for n in range(1, first_rows.size + 1)],
+        annotators=annotators,
         item_ids=items.ids,
         item=item[first], annotator=annotator[first], value=value[first],
         duration_ms=np.asarray(active_ms, dtype=float)[first],
@@ -205,6 +213,7 @@ def question_data_from_answers(items: ItemColumns, *, participant: npt.ArrayLike
                                active_ms: npt.ArrayLike,
                                values: Mapping[str, npt.ArrayLike],
                                cant_judge: Mapping[str, npt.ArrayLike] | None = None,
+                               names: Mapping[int, str] | None = None,
                                ) -> dict[str, StudyData]:
     """Build every question's arrays from one row per stored response, in storage order.
 
@@ -218,5 +227,6 @@ def question_data_from_answers(items: ItemColumns, *, participant: npt.ArrayLike
     cant_judge = cant_judge or {}
     return {key: study_data_from_answers(items, participant=participant, item=item,
                                          presentation=presentation, value=value,
-                                         active_ms=active_ms, cant_judge=cant_judge.get(key))
+                                         active_ms=active_ms, cant_judge=cant_judge.get(key),
+                                         names=names)
             for key, value in values.items()}

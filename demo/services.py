@@ -25,7 +25,13 @@ from annotation.models import Answer, Response
 from core.items import coref_annotation, coref_plain_text
 from core.metrics.formats import Document, Mention
 from studies.models import Item, Participant, Study
-from studies.services import items_import, participants_invite, study_create, study_open
+from studies.services import (
+    items_import,
+    participants_invite,
+    pseudonyms_assign,
+    study_create,
+    study_open,
+)
 
 DEMO_USER = "researcher"
 DEMO_PASSWORD = "concord-demo"  # noqa: S105 - the demo's published login, local only
@@ -224,6 +230,8 @@ def demo_study(*, owner, slug: str, preset: str, seed: int = 7, complete: bool =
     Response.objects.bulk_create(responses)
     Answer.objects.bulk_create(Answer(response=r, question=question, value=v)
                                for r, v in zip(responses, values_given, strict=True))
+    # Their pseudonyms, in the order they answered (as the app gives them at a first answer).
+    pseudonyms_assign(study_id=study.pk, participant_ids=[p.pk for p in participants])
     # One invitation left unused: the link `make run` prints for trying the questionnaire.
     participants_invite(study=study, count=1, label="try me")
     return DemoStudy(study=study, participants=participants, behaviours=behaviours)

@@ -19,9 +19,9 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from annotation.models import Answer, Response
-from annotation.selectors import participant_pseudonyms
 from jobs.selectors import job_status
 from studies.models import Item, Participant, Question, Study
+from studies.selectors import pseudonyms
 
 from .models import ExportJob
 
@@ -126,7 +126,7 @@ def response_rows(*, study: Study) -> Iterator[tuple]:
     then position, then question. No token, no platform id: the mapping is the separate
     pseudonym download.
     """
-    names = participant_pseudonyms(study_id=study.pk)
+    names = pseudonyms(study=study)
     for (pid, item, presentation, position, question, value, missing, comment, revision,
          active_ms, received, source, control, _, _) in _stream(_CURRENT_SQL, [study.pk]):
         yield (names[pid], item, presentation, position, presentation > 1, value, active_ms,
@@ -136,7 +136,7 @@ def response_rows(*, study: Study) -> Iterator[tuple]:
 def revision_rows(*, study: Study) -> Iterator[tuple]:
     """Yield one tuple per stored answer of every revision, in REVISION_COLUMNS order. Two
     queries."""
-    names = participant_pseudonyms(study_id=study.pk)
+    names = pseudonyms(study=study)
     for (pid, item, presentation, position, revision, current, question, value, missing, comment,
          active_ms, received, source) in _stream(_REVISIONS_SQL, [study.pk]):
         yield (names[pid], item, presentation, position, revision, bool(current), question,
@@ -178,7 +178,7 @@ def matrix_rows(*, study: Study, width: int,
                 index: dict[tuple[int, int, int], int]) -> Iterator[list]:
     """Yield one row per annotator (pseudonym first), blank where there is no value (a blank,
     "can't judge"). Two queries."""
-    names = participant_pseudonyms(study_id=study.pk)
+    names = pseudonyms(study=study)
     current: int | None = None
     row: list = []
     for (pid, _, presentation, _, _, value, *_, item, question) in _stream(
@@ -252,7 +252,7 @@ def pseudonym_rows(*, study: Study) -> list[tuple]:
 
     Only the study's owner may see it: every other export carries the pseudonyms alone.
     """
-    names = participant_pseudonyms(study_id=study.pk)
+    names = pseudonyms(study=study)
     people = {p.pk: p for p in study.participants.filter(pk__in=list(names))}
     return [(name, people[pid].source, people[pid].external_id, people[pid].label)
             for pid, name in names.items()]

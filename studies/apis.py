@@ -22,17 +22,23 @@ from core.problems import Collector, InputError
 from core.tabular import size_over_limit
 
 from .definitions import validate_definition
-from .models import Item, Participant, Question, Study
-from .selectors import Role, StudyScopedMixin, pseudonyms, study_get, study_list
+from .models import Item, Membership, Participant, Question, Study
+from .selectors import Role, StudyScopedMixin, study_definition, study_get, study_list
 from .services import (
     items_import,
+    member_add,
+    member_change,
+    member_remove,
+    participant_delete,
     participant_exclude,
     participant_revoke,
     participants_invite,
     study_archive,
+    study_clone,
     study_create_from_definition,
     study_delete,
     study_transition,
+    study_update,
 )
 
 
@@ -76,9 +82,13 @@ class ItemSerializer(serializers.ModelSerializer):
 
 
 class ParticipantSerializer(serializers.ModelSerializer):
+    pseudonym = serializers.CharField(read_only=True,
+                                      help_text="A1, A2, … as in the results; empty before a "
+                                                "first answer.")
+
     class Meta:
         model = Participant
-        fields = ["id", "source", "external_id", "label", "n_assigned", "n_answered",
+        fields = ["id", "pseudonym", "source", "external_id", "label", "n_assigned", "n_answered",
                   "created_at", "consented_at", "completed_at", "revoked_at"]
 
 
@@ -102,6 +112,11 @@ class InviteSerializer(serializers.Serializer):
 
 class UploadSerializer(serializers.Serializer):
     file = serializers.FileField(help_text="An item file (CSV, TSV or JSONL; see docs/commands.md).")
+
+
+class CloneSerializer(serializers.Serializer):
+    slug = serializers.SlugField(max_length=60)
+    title = serializers.CharField(max_length=200, required=False, allow_blank=True)
 
 
 class StudyViewSet(viewsets.ReadOnlyModelViewSet):
@@ -139,6 +154,55 @@ class StudyViewSet(viewsets.ReadOnlyModelViewSet):
         except InputError as exc:
             return problems_response(exc)
         return Response(StudySerializer(study_get(user=self.request.user, slug=slug)).data)
+
+    @extend_schema(
+        request=inline_serializer("SettingsChange", {
+            "title": serializers.CharField(required=False),
+            "instructions": serializers.CharField(required=False),
+            "consent": serializers.CharField(required=False),
+            "completion_url": serializers.CharField(required=False),
+            "analysis": serializers.DictField(required=False)}),
+        responses={200: StudySerializer, 400: PROBLEMS},
+        description="Change the study's settings: any key of a definition file but `slug` "
+                    "(`design` and `analysis` may be partial). Anything while a draft; once "
+                    "opened only title, instructions, consent, completion_url and analysis. "
+                    "Recorded with the changed fields. Editor.")
+    def partial_update(self, request: Request, slug: str) -> Response:
+        if not isinstance(request.data, dict):
+            raise ValidationError({"detail": "send the changes as a JSON object"})
+        changes = dict(request.data)
+        return self._change(slug, Role.EDITOR, lambda study: study_update(
+            study=study, changes=changes, user=request.user))
+
+    @extend_schema(responses={200: inline_serializer("StudyDefinition", {
+                       "slug": serializers.CharField(), "title": serializers.CharField(),
+                       "questions": serializers.ListField(child=serializers.DictField()),
+                       "design": serializers.DictField(), "analysis": serializers.DictField()})},
+                   description="The study's definition, as a definition file holds it: "
+                               "`create_study --definition` (or POST /api/studies/) reads it "
+                               "back to an equal study. Viewer.")
+    @action(detail=True, methods=["get"])
+    def definition(self, request: Request, slug: str) -> Response:
+        return Response(study_definition(study=study_get(user=request.user, slug=slug)))
+
+    @extend_schema(request=inline_serializer("Clone", {
+                       "slug": serializers.SlugField(max_length=60),
+                       "title": serializers.CharField(required=False)}),
+                   responses={201: StudySerializer, 400: PROBLEMS},
+                   description="Copy the study's settings and items (no participant, answer or "
+                               "result) to a new draft under `slug`, owned by the caller. Editor.")
+    @action(detail=True, methods=["post"])
+    def clone(self, request: Request, slug: str) -> Response:
+        study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
+        body = CloneSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            clone = study_clone(study=study, slug=body.validated_data["slug"],
+                                title=body.validated_data.get("title"), user=request.user)
+        except InputError as exc:
+            return problems_response(exc)
+        return Response(StudySerializer(study_get(user=request.user, slug=clone.slug)).data,
+                        status=status.HTTP_201_CREATED)
 
     @extend_schema(request=None, responses={200: StudySerializer, 400: PROBLEMS},
                    description="Open the study to annotators (from draft, paused or closed; its "
@@ -263,6 +327,26 @@ class ParticipantViewSet(StudyScopedMixin, viewsets.ReadOnlyModelViewSet):
             return problems_response(exc)
         return Response(ParticipantSerializer(participant).data)
 
+    @extend_schema(request=None,
+                   responses={200: inline_serializer("ParticipantDeleted", {
+                       "pseudonym": serializers.CharField(),
+                       "responses": serializers.IntegerField(),
+                       "answers": serializers.IntegerField(),
+                       "analysis_runs": serializers.IntegerField(),
+                       "exports": serializers.IntegerField()}), 400: PROBLEMS},
+                   description="Delete the participant with every answer (withdrawal of "
+                               "consent), and the study's analysis runs and exports made since "
+                               "their first answer; returns what was deleted. Recorded without "
+                               "the data. Editor.")
+    @action(detail=True, methods=["post"], url_path="delete")
+    def delete_participant(self, request: Request, study_slug: str, pk: str) -> Response:
+        participant = self.get_object()
+        try:
+            counts = participant_delete(participant=participant, user=request.user)
+        except InputError as exc:
+            return problems_response(exc)
+        return Response(counts)
+
     @extend_schema(request=inline_serializer("Exclude", {"excluded": serializers.BooleanField()}),
                    responses={200: inline_serializer("Excluded", {
                        "excluded_annotators": serializers.ListField(
@@ -278,8 +362,8 @@ class ParticipantViewSet(StudyScopedMixin, viewsets.ReadOnlyModelViewSet):
         excluded = body.get("excluded", True)
         if not isinstance(excluded, bool):
             raise ValidationError({"excluded": ["must be true or false"]})
-        pseudonym = pseudonyms(study=self.study()).get(participant.pk)
-        if pseudonym is None:
+        pseudonym = participant.pseudonym
+        if not pseudonym:
             raise ValidationError({"detail": "this participant has no answer yet, so no "
                                              "pseudonym in the results"})
         try:
@@ -288,3 +372,92 @@ class ParticipantViewSet(StudyScopedMixin, viewsets.ReadOnlyModelViewSet):
         except InputError as exc:
             return problems_response(exc)
         return Response({"excluded_annotators": current})
+
+
+class MemberSerializer(serializers.ModelSerializer):
+    username = serializers.CharField(source="user.get_username", read_only=True)
+    added_by = serializers.CharField(source="added_by.get_username", read_only=True,
+                                     default=None)
+
+    class Meta:
+        model = Membership
+        fields = ["id", "username", "role", "added_by", "added_at"]
+
+
+class MemberAddSerializer(serializers.Serializer):
+    username = serializers.CharField(max_length=150)
+    role = serializers.ChoiceField(choices=Membership.Role.choices)
+
+
+class MemberRoleSerializer(serializers.Serializer):
+    role = serializers.ChoiceField(choices=Membership.Role.choices)
+
+
+class MemberViewSet(StudyScopedMixin, viewsets.GenericViewSet):
+    """The researchers sharing a study and their roles: owners only, reads included."""
+
+    serializer_class = MemberSerializer
+    queryset = Membership.objects.none()
+    parser_classes = [JSONParser, FormParser]
+    write_role = Role.OWNER
+
+    def study(self) -> Study:
+        if not hasattr(self, "_study"):
+            self._study = study_get(user=self.request.user, slug=self.kwargs["study_slug"],
+                                    need=Role.OWNER)
+        return self._study
+
+    def get_queryset(self):
+        if self.schema_only():
+            return Membership.objects.none()
+        return (Membership.objects.filter(study=self.study())
+                .select_related("user", "added_by").order_by("id"))
+
+    @extend_schema(responses={200: MemberSerializer(many=True)},
+                   description="The researchers with a role in the study. Owner.")
+    def list(self, request: Request, study_slug: str) -> Response:
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response(MemberSerializer(page, many=True).data)
+
+    @extend_schema(request=MemberAddSerializer, responses={201: MemberSerializer, 400: PROBLEMS},
+                   description="Share the study with a researcher who has an account, by user "
+                               "name, as viewer, editor or owner. Recorded. Owner.")
+    def create(self, request: Request, study_slug: str) -> Response:
+        study = self.study()
+        body = MemberAddSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            membership = member_add(study=study, user=request.user, **body.validated_data)
+        except InputError as exc:
+            return problems_response(exc)
+        return Response(MemberSerializer(membership).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(responses={200: MemberSerializer}, description="One researcher's role. Owner.")
+    def retrieve(self, request: Request, study_slug: str, pk: str) -> Response:
+        return Response(MemberSerializer(self.get_object()).data)
+
+    @extend_schema(request=MemberRoleSerializer, responses={200: MemberSerializer, 400: PROBLEMS},
+                   description="Change a researcher's role; the study's last owner stays an "
+                               "owner. Recorded. Owner.")
+    def partial_update(self, request: Request, study_slug: str, pk: str) -> Response:
+        membership = self.get_object()
+        body = MemberRoleSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            membership = member_change(membership=membership, role=body.validated_data["role"],
+                                       user=request.user)
+        except InputError as exc:
+            return problems_response(exc)
+        return Response(MemberSerializer(membership).data)
+
+    @extend_schema(request=None, responses={204: None, 400: PROBLEMS},
+                   description="Take a researcher's role away (the last owner cannot be "
+                               "removed). Recorded. Owner.")
+    @action(detail=True, methods=["post"])
+    def remove(self, request: Request, study_slug: str, pk: str) -> Response:
+        membership = self.get_object()
+        try:
+            member_remove(membership=membership, user=request.user)
+        except InputError as exc:
+            return problems_response(exc)
+        return Response(status=status.HTTP_204_NO_CONTENT)

@@ -56,6 +56,9 @@ class Study(models.Model):
     completion_code = models.CharField(max_length=32, default=new_completion_code)
     completion_url = models.URLField(blank=True, help_text="e.g. Prolific's completion URL.")
     analysis_settings = models.JSONField(default=dict, blank=True)
+    # How many pseudonyms (A1, A2, …) have been handed out: the next one is A<this + 1>. Only
+    # ever incremented (under the study's row lock), so a deleted participant leaves a gap.
+    pseudonyms_issued = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     # When the status last changed: an answer to an item shown before a close or a pause is
     # accepted for CONCORD_ANSWER_GRACE_SECONDS after it (docs/lifecycle.md).
@@ -229,6 +232,12 @@ class StudyEvent(models.Model):
         REVOKE = "revoke", _("Link revoked")
         EXCLUDE = "exclude", _("Excluded from the analysis")
         INCLUDE = "include", _("Included in the analysis again")
+        PARTICIPANT_DELETE = "participant_delete", _("Participant deleted with their answers")
+        MEMBER_ADD = "member_add", _("Researcher added")
+        MEMBER_CHANGE = "member_change", _("Role changed")
+        MEMBER_REMOVE = "member_remove", _("Researcher removed")
+        SETTINGS = "settings", _("Settings changed")
+        CLONE = "clone", _("Cloned")
 
     study = models.ForeignKey(Study, null=True, blank=True, on_delete=models.SET_NULL,
                               related_name="events")
@@ -273,10 +282,14 @@ class Participant(models.Model):
     # A crowd-platform participant's binding to the browser that first opened the open link
     # (annotation.binding): the secret of the signed token its pages carry. Empty: not bound.
     binding = models.CharField(max_length=64, blank=True)
+    # The n of the pseudonym "An": given at the participant's first stored answer, never changed.
+    pseudonym_number = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["study", "id"]
         constraints = [
+            models.UniqueConstraint(fields=["study", "pseudonym_number"],
+                                    name="participant_unique_pseudonym"),
             models.UniqueConstraint(
                 fields=["study", "source", "external_id"],
                 condition=~models.Q(external_id=""),
@@ -290,6 +303,11 @@ class Participant(models.Model):
     @property
     def is_complete(self) -> bool:
         return self.completed_at is not None
+
+    @property
+    def pseudonym(self) -> str:
+        """"A3" for the third annotator to answer; "" before a first answer."""
+        return "" if self.pseudonym_number is None else f"A{self.pseudonym_number}"
 
 
 class Assignment(models.Model):

@@ -131,7 +131,71 @@ def participant_list(*, study: Study, query: str = "") -> QuerySet[Participant]:
 
 
 def pseudonyms(*, study: Study) -> dict[int, str]:
-    """{participant id: pseudonym} as the results use them (see `participant_pseudonyms`)."""
-    from annotation.selectors import participant_pseudonyms
+    """{participant id: "A1", "A2", …}: the stored pseudonyms, which the results, exports and
+    participants page all use, in pseudonym order. Participants without an answer have none (and
+    a deleted one leaves a gap). One query."""
+    return {pk: f"A{n}" for pk, n in Participant.objects.filter(
+        study_id=study.pk, pseudonym_number__isnull=False)
+        .order_by("pseudonym_number").values_list("pk", "pseudonym_number")}
 
-    return participant_pseudonyms(study_id=study.pk)
+
+def _definition_scale(question: Any, language: str) -> tuple[dict[str, Any] | str, str]:
+    """A question's scale as a definition file writes it, and its rubric when it is not the
+    scale's: the preset's name when the question still is that preset, else the custom table."""
+    from .presets import preset_scale
+
+    custom = {"values": list(question.values), "labels": dict(question.labels),
+              "reductions": {r["name"]: dict(r["map"]) for r in question.reductions}}
+    if question.preset:
+        try:
+            preset = preset_scale(question.preset, language)
+        except ValueError:
+            preset = None
+        if preset is not None and all(preset[k] == getattr(question, k)
+                                      for k in ("values", "labels", "reductions")):
+            rubric = "" if question.rubric == preset["rubric"] else question.rubric
+            return question.preset, rubric
+    return {**custom, "rubric": question.rubric}, ""
+
+
+def study_definition(*, study: Study) -> dict[str, Any]:
+    """The study's definition, as a definition file holds it (`studies.definitions`):
+    `create_study --definition` reads it back to an equal study. Its items, participants and
+    answers are not part of it. One query (the questions)."""
+    questions = []
+    for question in study.question_list:
+        scale, rubric = _definition_scale(question, study.language)
+        entry: dict[str, Any] = {"key": question.key, "prompt": question.prompt, "scale": scale,
+                                 "required": question.required,
+                                 "comment": question.allow_comment,
+                                 "cant_judge": question.allow_cant_judge}
+        if rubric:
+            entry["rubric"] = rubric
+        questions.append(entry)
+    return {
+        "slug": study.slug,
+        "title": study.title,
+        "language": study.language,
+        "display": study.display,
+        "questions": questions,
+        "consent": study.consent_text,
+        "instructions": study.instructions,
+        "completion_url": study.completion_url,
+        "show_gold": study.show_gold,
+        "design": {"items_per_participant": study.items_per_participant,
+                   "annotators_per_item": study.annotators_per_item,
+                   "duplicates": study.duplicates_per_participant,
+                   "duplicate_min_gap": study.duplicate_min_gap,
+                   "seed": study.seed},
+        "analysis": _analysis(study.analysis_settings),
+    }
+
+
+def _analysis(stored: Any) -> dict[str, Any]:
+    """The study's analysis settings with every key written out (as stored when invalid)."""
+    from core.settings import AnalysisSettings, SettingsError
+
+    try:
+        return AnalysisSettings.from_mapping(stored or {}).to_dict()
+    except SettingsError:
+        return dict(stored or {})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections.abc import Sequence
 from pathlib import Path, PurePath
 from typing import Any
 
@@ -11,8 +12,8 @@ import numpy as np
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
-from django.db.models import Count, Q
+from django.db import IntegrityError, connections, models, router, transaction
+from django.db.models import Case, Count, Min, Q, Value, When
 from django.utils import timezone
 
 from core.design import Design, participant_seed, plan_presentations
@@ -73,19 +74,8 @@ def study_create(
     (key, prompt, scale, required, comment, cant_judge; see `studies.definitions`).
     ``display`` overrides the item display the scale implies.
     """
-    if preset:
-        shown, specs = preset_questions(preset, language)
-    elif questions:
-        specs = [question_fields(q, language) for q in questions]
-        shown = specs[0].pop("display")
-        for spec in specs[1:]:
-            spec.pop("display")
-    elif scale:
-        spec = question_fields({"key": DEFAULT_QUESTION_KEY, "scale": scale}, language)
-        shown = spec.pop("display")
-        specs = [spec]
-    else:
-        raise ValueError("a study needs a preset, a scale or questions")
+    shown, specs = question_specs(preset=preset, scale=scale, questions=questions,
+                                  language=language)
     design = design or {}
     study = Study(
         owner=owner,
@@ -129,6 +119,26 @@ def study_create(
 
 
 QUESTION_FIELDS = ("key", "prompt", "required", "allow_comment", "allow_cant_judge")
+
+
+def question_specs(*, preset: str | None = None, scale: dict[str, Any] | None = None,
+                   questions: list[dict[str, Any]] | None = None,
+                   language: str = "en") -> tuple[str, list[dict[str, Any]]]:
+    """Return the item display and the `Question` fields, in order, of a preset, one custom
+    scale or a list of questions (one of them, as a definition gives it)."""
+    if preset:
+        return preset_questions(preset, language)
+    if questions:
+        specs = [question_fields(q, language) for q in questions]
+        shown = specs[0].pop("display")
+        for spec in specs[1:]:
+            spec.pop("display")
+        return shown, specs
+    if scale:
+        spec = question_fields({"key": DEFAULT_QUESTION_KEY, "scale": scale}, language)
+        shown = spec.pop("display")
+        return shown, [spec]
+    raise ValueError("a study needs a preset, a scale or questions")
 
 
 def question_fields(definition: dict[str, Any], language: str = "en") -> dict[str, Any]:
@@ -514,6 +524,84 @@ def participant_revoke(*, participant: Participant, user: AbstractBaseUser | Non
 
 
 @transaction.atomic
+def participant_delete(*, participant: Participant,
+                       user: AbstractBaseUser | None = None) -> dict[str, Any]:
+    """Delete a participant with every answer they gave (withdrawal of consent).
+
+    Gone with them: their responses and answers, assignments, and their pseudonym from the
+    study's ``excluded_annotators``; the pseudonym itself is not given again (a gap stays, and
+    nobody else is renumbered). Every analysis run and export of the study that was not finished
+    before their first answer may contain their answers, so it is deleted with its stored results
+    (the export files once this commits); earlier ones cannot, and stay. The audit entry records
+    the pseudonym and the counts, never the answers nor the platform id. Returns the counts.
+    """
+    study = Study.objects.select_for_update().get(pk=participant.study_id)
+    study_writable(study, "changed (unarchive it to delete a participant)")
+    participant = Participant.objects.get(pk=participant.pk)  # its pseudonym as stored now
+    # Reverse relations only: the apps above studies (annotation, analysis, exports) own these.
+    given = participant.responses.aggregate(first=Min("received_at"), responses=Count("id", distinct=True),
+                                            answers=Count("answers"))
+    counts: dict[str, Any] = {"pseudonym": participant.pseudonym,
+                              "responses": given["responses"], "answers": given["answers"],
+                              "analysis_runs": 0, "exports": 0}
+    root = Path(settings.EXPORTS_DIR).resolve()
+    files: list[Path] = []
+    if given["first"] is not None:
+        stale = Q(finished_at__isnull=True) | Q(finished_at__gte=given["first"])
+        runs = study.analysis_runs.filter(stale)
+        exports = study.export_jobs.filter(stale)
+        files = [(root / path).resolve() for path in exports.exclude(path="")
+                 .values_list("path", flat=True)]
+        counts["analysis_runs"], counts["exports"] = runs.count(), exports.count()
+        runs.delete()
+        exports.delete()
+    excluded = list(study.analysis_settings.get("excluded_annotators") or [])
+    if participant.pseudonym in excluded:
+        study.analysis_settings = {**study.analysis_settings, "excluded_annotators": [
+            name for name in excluded if name != participant.pseudonym]}
+        study.save(update_fields=["analysis_settings"])
+    Participant.objects.filter(pk=participant.pk).delete()  # cascades to responses, answers
+    study_event(study=study, user=user, action="participant_delete", **counts)
+
+    def remove_files() -> None:
+        for path in files:
+            if path.is_relative_to(root):
+                path.unlink(missing_ok=True)
+
+    if files:
+        transaction.on_commit(remove_files)
+    return counts
+
+
+def pseudonyms_assign(*, study_id: int, participant_ids: Sequence[int]) -> None:
+    """Give each listed participant that has no pseudonym the study's next one (A1, A2, …), in
+    the order listed; a participant keeps a pseudonym once given.
+
+    Called at a participant's first stored answer (and by an import, in file order). The study's
+    row is locked while its counter ``pseudonyms_issued`` moves on, so two first answers at once
+    get two numbers, and a number is never handed out twice, even after its participant is
+    deleted (a gap stays). Three queries, four when there is something to assign.
+    """
+    with transaction.atomic():
+        issued = (Study.objects.select_for_update().filter(pk=study_id)
+                  .values_list("pseudonyms_issued", flat=True).get())
+        wanted = list(dict.fromkeys(participant_ids))
+        pending = set(Participant.objects.filter(
+            study_id=study_id, pk__in=wanted, pseudonym_number__isnull=True)
+            .values_list("pk", flat=True))
+        ordered = [pk for pk in wanted if pk in pending]
+        if not ordered:
+            return
+        for start in range(0, len(ordered), 500):  # one UPDATE … CASE per 500 participants
+            chunk = ordered[start:start + 500]
+            Participant.objects.filter(pk__in=chunk).update(pseudonym_number=Case(
+                *(When(pk=pk, then=Value(issued + start + n))
+                  for n, pk in enumerate(chunk, start=1)),
+                output_field=models.PositiveIntegerField()))
+        Study.objects.filter(pk=study_id).update(pseudonyms_issued=issued + len(ordered))
+
+
+@transaction.atomic
 def participant_exclude(*, study: Study, pseudonym: str, excluded: bool,
                         user: AbstractBaseUser | None = None) -> list[str]:
     """Leave an annotator out of the analysis (or take them back in), by the pseudonym the
@@ -637,3 +725,220 @@ def item_delete(*, item: Item, user: AbstractBaseUser | None = None) -> None:
     _item_changeable(item, "deleted")
     study_event(study=item.study, user=user, action="item_delete", item=item.external_id)
     item.delete()
+
+
+# --- sharing: researchers' roles in a study ------------------------------------------------------
+
+
+def _owners_left(study: Study, *, without: Membership) -> bool:
+    return study.memberships.filter(role=Membership.Role.OWNER).exclude(pk=without.pk).exists()
+
+
+def _role(study: Study, role: str) -> str:
+    if role not in Membership.Role.values:
+        raise InputError([Problem(study.slug, None, "role",
+                                  f"role must be one of {', '.join(Membership.Role.values)}, "
+                                  f"not {role!r}")])
+    return role
+
+
+@transaction.atomic
+def member_add(*, study: Study, username: str, role: str,
+               user: AbstractBaseUser | None = None) -> Membership:
+    """Share the study with a researcher who has an account, by user name, as viewer, editor or
+    owner. Recorded. A user name without an account, or already sharing the study, is refused."""
+    from django.contrib.auth import get_user_model
+
+    Study.objects.select_for_update().filter(pk=study.pk).values_list("pk").get()
+    role = _role(study, role)
+    name = username.strip()
+    people = get_user_model().objects
+    colleague = people.filter(**{people.model.USERNAME_FIELD: name}, is_active=True).first()
+    if not name or colleague is None:
+        raise InputError([Problem(study.slug, None, "username",
+                                  f"no researcher account is called {name!r}")])
+    if study.memberships.filter(user=colleague).exists():
+        raise InputError([Problem(study.slug, None, "username",
+                                  f"{name} already has a role in this study; change it instead")])
+    membership = Membership.objects.create(study=study, user=colleague, role=role, added_by=user)
+    study_event(study=study, user=user, action="member_add", researcher=name, role=role)
+    return membership
+
+
+@transaction.atomic
+def member_change(*, membership: Membership, role: str,
+                  user: AbstractBaseUser | None = None) -> Membership:
+    """Change a researcher's role; the study's last owner stays an owner. Recorded."""
+    study = Study.objects.select_for_update().get(pk=membership.study_id)
+    membership = Membership.objects.select_related("user").get(pk=membership.pk)
+    role = _role(study, role)
+    if role == membership.role:
+        raise InputError([Problem(study.slug, None, "role",
+                                  f"{membership.user.get_username()} is already {role}")])
+    if membership.role == Membership.Role.OWNER and not _owners_left(study, without=membership):
+        raise InputError([Problem(study.slug, None, "role",
+                                  "the study's last owner stays an owner: make someone else an "
+                                  "owner first")])
+    before = membership.role
+    membership.role = role
+    membership.save(update_fields=["role"])
+    study_event(study=study, user=user, action="member_change",
+                researcher=membership.user.get_username(), **{"from": before, "to": role})
+    return membership
+
+
+@transaction.atomic
+def member_remove(*, membership: Membership, user: AbstractBaseUser | None = None) -> None:
+    """Take a researcher's role away (they then see the study as if it did not exist); the last
+    owner cannot be removed. Recorded."""
+    study = Study.objects.select_for_update().get(pk=membership.study_id)
+    membership = Membership.objects.select_related("user").get(pk=membership.pk)
+    if membership.role == Membership.Role.OWNER and not _owners_left(study, without=membership):
+        raise InputError([Problem(study.slug, None, "role",
+                                  "the study's last owner cannot be removed: make someone else "
+                                  "an owner first")])
+    membership.delete()
+    study_event(study=study, user=user, action="member_remove",
+                researcher=membership.user.get_username(), role=membership.role)
+
+
+# --- settings: a study's definition, edited, downloaded, cloned -----------------------------------
+
+# What stays editable once a study has been opened (its texts, completion URL and analysis);
+# never a question, scale or rubric, nor the design.
+OPEN_EDITABLE = frozenset({"title", "instructions", "consent", "completion_url", "analysis"})
+SETTINGS_KEYS = ("title", "language", "display", "questions", "consent", "instructions",
+                 "completion_url", "show_gold", "design", "analysis")
+QUESTION_SPEC_KEYS = ("key", "prompt", "required", "allow_comment", "allow_cant_judge", "preset",
+                      "values", "labels", "rubric", "reductions")
+
+
+def _current_specs(study: Study) -> list[dict[str, Any]]:
+    return [{k: getattr(q, k) for k in QUESTION_SPEC_KEYS} for q in study.question_list]
+
+
+def _spec_key(spec: dict[str, Any]) -> dict[str, Any]:
+    return {k: spec.get(k) for k in QUESTION_SPEC_KEYS}
+
+
+@transaction.atomic
+def study_update(*, study: Study, changes: Any,
+                 user: AbstractBaseUser | None = None) -> list[str]:
+    """Change a study's settings from a partial definition (the keys of a definition file but
+    ``slug``; ``design`` and ``analysis`` may be partial). Returns the names of the fields that
+    changed, recorded in one history entry.
+
+    Everything may change while the study is a draft (its questions only while no answer
+    refers to them); once it has been opened, only the title, instructions, consent text,
+    completion URL and analysis settings. Every problem is named at once; nothing is changed
+    then.
+    """
+    from .definitions import validate_definition
+    from .selectors import study_definition
+
+    errors = Collector("settings")
+    if not isinstance(changes, dict):
+        raise InputError([Problem("settings", None, None, "send the changes as an object")])
+    locked = Study.objects.select_for_update().get(pk=study.pk)
+    study_writable(locked)
+    if "slug" in changes:
+        errors.add("the slug cannot change (clone the study to get another one)", column="slug")
+    for key in sorted(set(changes) - set(SETTINGS_KEYS) - {"slug", "preset", "scale"}):
+        errors.add(f"unknown key {key!r}", column=key)
+    errors.raise_if_any()
+    current = study_definition(study=locked)
+    merged = dict(current)
+    if {"preset", "scale", "questions"} & set(changes):
+        for key in ("preset", "scale", "questions"):
+            merged.pop(key, None)
+    for key, value in changes.items():
+        if key in ("design", "analysis") and isinstance(value, dict):
+            merged[key] = {**current[key], **value}
+        else:
+            merged[key] = value
+    if "analysis" in changes and isinstance(changes["analysis"], dict):
+        try:  # nested tables (heuristics) may be partial, over the study's
+            merged["analysis"] = AnalysisSettings.from_mapping(
+                changes["analysis"], base=AnalysisSettings.from_mapping(current["analysis"])
+            ).to_dict()
+        except SettingsError as exc:
+            for p in exc.problems:
+                errors.add(p.message, column=f"analysis.{p.column}")
+            errors.raise_if_any()
+    merged["slug"] = locked.slug
+    definition = validate_definition(merged, errors)
+    shown, specs = question_specs(preset=definition["preset"], scale=definition["scale"],
+                                  questions=definition["questions"],
+                                  language=definition["language"])
+    design = {**current["design"], **definition["design"]}
+    new = {"title": definition["title"], "language": definition["language"],
+           "display": definition["display"] or shown,
+           "questions": [_spec_key(spec) for spec in specs],
+           "consent": definition["consent"], "instructions": definition["instructions"],
+           "completion_url": definition["completion_url"], "show_gold": definition["show_gold"],
+           "design": design, "analysis": definition["analysis"]}
+    old = {**{k: current[k] for k in SETTINGS_KEYS}, "questions": _current_specs(locked)}
+    changed = [key for key in SETTINGS_KEYS if new[key] != old[key]]
+    if not changed:
+        return []
+    if locked.status != Study.Status.DRAFT:
+        frozen = [key for key in changed if key not in OPEN_EDITABLE]
+        if frozen:
+            raise InputError([Problem(locked.slug, None, key, (
+                f"{key} cannot change once the study has been opened (only the title, "
+                "instructions, consent, completion URL and analysis settings can)"))
+                for key in frozen])
+    if "questions" in changed and locked.questions.filter(answers__isnull=False).exists():
+        raise InputError([Problem(locked.slug, None, "questions",
+                                  "the questions cannot change: answers refer to them")])
+    locked.title, locked.language = new["title"], new["language"]
+    locked.display = new["display"]
+    locked.consent_text, locked.instructions = new["consent"], new["instructions"]
+    locked.completion_url, locked.show_gold = new["completion_url"], new["show_gold"]
+    locked.items_per_participant = design["items_per_participant"]
+    locked.annotators_per_item = design["annotators_per_item"]
+    locked.duplicates_per_participant = design["duplicates"]
+    locked.duplicate_min_gap = design["duplicate_min_gap"]
+    locked.seed = design["seed"]
+    locked.analysis_settings = new["analysis"]
+    try:
+        locked.full_clean(exclude=["owner"], validate_unique=False)
+    except ValidationError as exc:
+        raise InputError([Problem(locked.slug, None, field, "; ".join(msgs))
+                          for field, msgs in exc.message_dict.items()]) from None
+    locked.save()
+    if "questions" in changed:
+        locked.questions.all().delete()
+        Question.objects.bulk_create(Question(study=locked, position=n, **spec)
+                                     for n, spec in enumerate(specs))
+    study_event(study=locked, user=user, action="settings", fields=changed)
+    study.refresh_from_db()  # the caller's copy shows the change too
+    study.__dict__.pop("question_list", None)
+    return changed
+
+
+@transaction.atomic
+def study_clone(*, study: Study, slug: str, title: str | None = None,
+                user: AbstractBaseUser) -> Study:
+    """Create a draft copy of a study under a new slug, owned by ``user``: its settings and
+    items, no participant, answer or result (and so no excluded annotator). Recorded on both."""
+    from .definitions import validate_definition
+    from .selectors import study_definition
+
+    definition = study_definition(study=study)
+    definition["slug"] = slug
+    definition["title"] = title if title and title.strip() else f"{study.title} (copy)"
+    definition["analysis"] = {**definition["analysis"], "excluded_annotators": []}
+    definition = validate_definition(definition, Collector("clone"))
+    clone = study_create_from_definition(owner=user, definition=definition)
+    # The items, copied by one INSERT … SELECT (no row passes through Python).
+    columns = ", ".join(("external_id", "position", "text", "text_a", "text_b", "is_control",
+                         "metrics", "features", "meta", "annotation"))
+    table = Item._meta.db_table
+    with connections[router.db_for_write(Item)].cursor() as cursor:
+        cursor.execute(f"INSERT INTO {table} (study_id, {columns}) "  # noqa: S608 (names only)
+                       f"SELECT %s, {columns} FROM {table} WHERE study_id = %s ORDER BY position",
+                       [clone.pk, study.pk])
+    study_event(study=clone, user=user, action="clone", **{"from": study.slug})
+    study_event(study=study, user=user, action="clone", to=clone.slug)
+    return clone

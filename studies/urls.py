@@ -12,10 +12,13 @@ router.register("studies", apis.StudyViewSet, basename="study")
 router.register(r"studies/(?P<study_slug>[-a-z0-9]+)/items", apis.ItemViewSet, basename="item")
 router.register(r"studies/(?P<study_slug>[-a-z0-9]+)/participants", apis.ParticipantViewSet,
                 basename="participant")
+router.register(r"studies/(?P<study_slug>[-a-z0-9]+)/members", apis.MemberViewSet,
+                basename="member")
 
 urlpatterns = [
     path("studies/", views.study_index, name="list"),
     path("studies/new/", views.study_new, name="new"),
+    path("studies/new/definition/", views.study_new_from_definition, name="new_definition"),
     path("studies/<slug:slug>/", views.study_detail, name="detail"),
     path("studies/<slug:slug>/items/", views.items_upload, name="items_upload"),
     path("studies/<slug:slug>/items/<int:item_pk>/", views.item_detail, name="item"),
@@ -41,5 +44,14 @@ urlpatterns = [
          {"action": "exclude"}, name="participant_exclude"),
     path("studies/<slug:slug>/participants/<int:pk>/include/", views.participant_action,
          {"action": "include"}, name="participant_include"),
+    path("studies/<slug:slug>/participants/<int:pk>/delete/", views.participant_action,
+         {"action": "delete"}, name="participant_delete"),
+    path("studies/<slug:slug>/settings/", views.study_settings, name="settings"),
+    path("studies/<slug:slug>/definition.json", views.definition_download, name="definition"),
+    path("studies/<slug:slug>/clone/", views.study_clone_view, name="clone"),
+    path("studies/<slug:slug>/sharing/", views.sharing, name="sharing"),
+    path("studies/<slug:slug>/sharing/<int:pk>/role/", views.member_role, name="member_role"),
+    path("studies/<slug:slug>/sharing/<int:pk>/remove/", views.member_remove_view,
+         name="member_remove"),
     path("api/", include(router.urls)),
 ]

@@ -19,12 +19,17 @@ from core.problems import InputError
 from core.tabular import size_over_limit
 
 from .forms import (
+    CloneForm,
     ControlsForm,
+    DefinitionUploadForm,
     DeleteStudyForm,
     InviteForm,
     ItemEditForm,
     ItemUploadForm,
+    MemberAddForm,
+    MemberRoleForm,
     StudyCreateForm,
+    StudySettingsForm,
 )
 from .models import Membership
 from .selectors import (
@@ -34,23 +39,31 @@ from .selectors import (
     paged,
     participant_list,
     participant_progress,
-    pseudonyms,
+    study_definition,
     study_get,
     study_list,
+    study_members,
 )
 from .services import (
     controls_generate,
     item_delete,
     item_update,
     items_import,
+    member_add,
+    member_change,
+    member_remove,
+    participant_delete,
     participant_exclude,
     participant_revoke,
     participants_invite,
     study_actions,
     study_archive,
+    study_clone,
     study_create,
+    study_create_from_definition,
     study_delete,
     study_transition,
+    study_update,
 )
 
 
@@ -96,6 +109,7 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
     study = study_get(user=request.user, slug=slug)
     participants = list(participant_progress(study=study))
     n_items = study.items.count()
+    open_link = request.build_absolute_uri(reverse("annotation:join", args=[study.open_token]))
     return render(request, "studies/detail.html", {
         "study": study,
         "actions": study_actions(study),
@@ -109,7 +123,13 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "invite_form": InviteForm(),
         "controls_form": ControlsForm(),
         "site": request.build_absolute_uri("/").rstrip("/"),
+        "open_link": open_link,
+        "prolific_link": open_link + PROLIFIC_QUERY,
     })
+
+
+# Prolific replaces each {{%NAME%}} with the participant's value when it sends them to the study.
+PROLIFIC_QUERY = "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
 
 
 def _items_upload(request: HttpRequest, slug: str) -> HttpResponse:
@@ -402,10 +422,8 @@ def participants_list(request: HttpRequest, slug: str) -> HttpResponse:
     editor = Membership.allows(study.role, Role.EDITOR)
     query = clean_query(request.GET.get("q", "")) if editor else ""
     page = paged(request.GET, participant_list(study=study, query=query))
-    names = pseudonyms(study=study)
     excluded = set(study.analysis_settings.get("excluded_annotators") or [])
     for participant in page:
-        participant.pseudonym = names.get(participant.pk, "")
         participant.excluded = participant.pseudonym in excluded
     return _list_page(request, "studies/participants.html", "studies/_participants_results.html", {
         "study": study, "page": page, "q": query, "editor": editor,
@@ -426,6 +444,13 @@ PARTICIPANT_ACTIONS = {
                 "you can include them again."),
     "include": ("Include in the analysis again",
                 "Later analysis runs use this annotator's answers again."),
+    "delete": ("Delete this participant and every answer",
+               "For a withdrawal of consent. Their link, every answer they gave and their "
+               "progress are deleted for good, together with the study's analysis runs and "
+               "export files made since their first answer (run the analysis again afterwards). "
+               "The history records only that it happened, with their pseudonym and how many "
+               "answers were deleted. Nobody else is renumbered: their pseudonym stays unused. "
+               "This cannot be undone."),
 }
 
 
@@ -439,7 +464,7 @@ def participant_action(request: HttpRequest, slug: str, pk: int, action: str) ->
     if participant is None:
         raise Http404("No such participant")
     participant.study = study
-    pseudonym = pseudonyms(study=study).get(participant.pk, "")
+    pseudonym = participant.pseudonym
     error = ""
     if action in ("exclude", "include") and not pseudonym:
         error = "This participant has no answer, so there is nothing to exclude."
@@ -451,6 +476,10 @@ def participant_action(request: HttpRequest, slug: str, pk: int, action: str) ->
                 if action == "revoke":
                     participant_revoke(participant=participant, user=request.user)
                     messages.success(request, "The link was revoked.")
+                elif action == "delete":
+                    counts = participant_delete(participant=participant, user=request.user)
+                    messages.success(request, f"The participant and their {counts['answers']} "
+                                     "answers were deleted.")
                 else:
                     participant_exclude(study=study, pseudonym=pseudonym,
                                         excluded=action == "exclude", user=request.user)
@@ -466,3 +495,196 @@ def participant_action(request: HttpRequest, slug: str, pk: int, action: str) ->
         "study": study, "participant": participant, "pseudonym": pseudonym, "action": action,
         "title": title, "text": text, "error": error,
     }, status=400 if error else 200)
+
+
+# --- sharing (owners) ---------------------------------------------------------------------------
+
+
+def _sharing_page(request: HttpRequest, study, form: MemberAddForm, *, error: str = "",
+                  status: int = 200) -> HttpResponse:
+    members = list(study_members(study=study))
+    for member in members:
+        member.role_form = MemberRoleForm(initial={"role": member.role},
+                                          auto_id=f"id_m{member.pk}_%s")
+    return render(request, "studies/sharing.html", {
+        "study": study, "members": members, "form": form, "error": error,
+        "n_owners": sum(m.role == Role.OWNER for m in members),
+    }, status=status)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def sharing(request: HttpRequest, slug: str) -> HttpResponse:
+    """The study's researchers and their roles (owners only); POST adds one by user name."""
+    study = study_get(user=request.user, slug=slug, need=Role.OWNER)
+    form = MemberAddForm(request.POST or None)
+    if request.method == "POST":
+        if form.is_valid():
+            try:
+                member_add(study=study, user=request.user, **form.cleaned_data)
+            except InputError as exc:
+                form.add_error(exc.problems[0].column or None, exc.problems[0].message)
+            else:
+                messages.success(request, f"{form.cleaned_data['username']} can now "
+                                 f"{'view' if form.cleaned_data['role'] == Role.VIEWER else 'edit'}"
+                                 " this study" + (" and share it." if form.cleaned_data['role']
+                                                 == Role.OWNER else "."))
+                return redirect("studies:sharing", slug=slug)
+        return _sharing_page(request, study, form, status=400)
+    return _sharing_page(request, study, form)
+
+
+def _membership(study, pk: int):
+    membership = study.memberships.select_related("user").filter(pk=pk).first()
+    if membership is None:
+        raise Http404("No such researcher in this study")
+    return membership
+
+
+@login_required
+@require_POST
+def member_role(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Change a researcher's role (owners only); the last owner stays an owner."""
+    study = study_get(user=request.user, slug=slug, need=Role.OWNER)
+    membership = _membership(study, pk)
+    form = MemberRoleForm(request.POST)
+    error = ""
+    if not form.is_valid():
+        error = "Choose viewer, editor or owner."
+    else:
+        try:
+            member_change(membership=membership, role=form.cleaned_data["role"],
+                          user=request.user)
+        except InputError as exc:
+            error = exc.problems[0].message
+        else:
+            messages.success(request, f"{membership.user.get_username()} is now "
+                                      f"{form.cleaned_data['role']}.")
+            return redirect("studies:sharing", slug=slug)
+    return _sharing_page(request, study, MemberAddForm(), error=error, status=400)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def member_remove_view(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """GET: confirm taking a researcher's role away; POST (``confirm=remove``): do it."""
+    study = study_get(user=request.user, slug=slug, need=Role.OWNER)
+    membership = _membership(study, pk)
+    error = ""
+    if request.method == "POST":
+        if request.POST.get("confirm") != "remove":
+            error = "Confirm on this page."
+        else:
+            try:
+                member_remove(membership=membership, user=request.user)
+            except InputError as exc:
+                error = exc.problems[0].message
+            else:
+                messages.success(request, f"{membership.user.get_username()} no longer has a "
+                                          "role in this study.")
+                if membership.user_id == request.user.pk:
+                    return redirect("studies:list")
+                return redirect("studies:sharing", slug=slug)
+    return render(request, "studies/member_remove.html", {
+        "study": study, "membership": membership, "error": error,
+        "self": membership.user_id == request.user.pk,
+    }, status=400 if error else 200)
+
+
+# --- settings, definition files, clones ---------------------------------------------------------
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def study_settings(request: HttpRequest, slug: str) -> HttpResponse:
+    """Everything a definition file holds, editable by an editor: all of it while the study is a
+    draft; once opened, the texts, completion URL and analysis settings. A viewer reads it."""
+    study = study_get(user=request.user, slug=slug,
+                      need=Role.EDITOR if request.method == "POST" else Role.VIEWER)
+    editable = Membership.allows(study.role, Role.EDITOR) and not study.is_archived
+    draft = study.status == study.Status.DRAFT
+    form = StudySettingsForm(request.POST if request.method == "POST" else None,
+                             definition=study_definition(study=study), draft=draft)
+    if not editable:
+        for field in form.fields.values():
+            field.disabled = True
+    if request.method == "POST":
+        if not editable:
+            return render(request, "studies/settings.html", {
+                "study": study, "form": form, "editable": False, "draft": draft,
+                "error": "An archived study cannot be changed; unarchive it first."}, status=400)
+        if form.is_valid():
+            try:
+                changed = study_update(study=study, changes=form.changes(), user=request.user)
+            except InputError as exc:
+                for problem in exc.problems:
+                    form.add_problem(problem.column, problem.message)
+            else:
+                messages.success(request, f"Saved: {', '.join(changed)}." if changed
+                                 else "Nothing changed.")
+                return redirect("studies:settings", slug=slug)
+        return render(request, "studies/settings.html", {
+            "study": study, "form": form, "editable": editable, "draft": draft}, status=400)
+    return render(request, "studies/settings.html", {
+        "study": study, "form": form, "editable": editable, "draft": draft})
+
+
+@login_required
+@require_GET
+def definition_download(request: HttpRequest, slug: str) -> HttpResponse:
+    """The study's definition file (JSON): `create_study --definition` reads it back."""
+    import json
+
+    study = study_get(user=request.user, slug=slug)
+    body = json.dumps(study_definition(study=study), indent=2, ensure_ascii=False) + "\n"
+    response = HttpResponse(body.encode(), content_type="application/json; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}.definition.json"'
+    return response
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def study_new_from_definition(request: HttpRequest) -> HttpResponse:
+    """Create a study from an uploaded definition file (the caller becomes its owner)."""
+    from .definitions import load_definition
+
+    form = DefinitionUploadForm(request.POST or None, request.FILES or None)
+    problems: list[str] = []
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        limit = settings.CONCORD_MAX_UPLOAD_BYTES
+        if upload.size > limit:
+            problems = [size_over_limit(upload.size, limit=limit)]
+        else:
+            try:
+                definition = load_definition(upload.read(), upload.name or "definition.json")
+                study = study_create_from_definition(owner=request.user, definition=definition)
+            except InputError as exc:
+                problems = [str(p) for p in exc.problems]
+            else:
+                messages.success(request, f"Created {study.slug} from {upload.name}.")
+                return redirect("studies:detail", slug=study.slug)
+    return render(request, "studies/new_definition.html", {
+        "form": form, "problems": problems,
+    }, status=400 if problems or form.errors else 200)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def study_clone_view(request: HttpRequest, slug: str) -> HttpResponse:
+    """Copy a study's settings and items (no participants) to a new draft the caller owns."""
+    study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
+    form = CloneForm(request.POST or None, initial={"slug": f"{study.slug}-copy"[:60]})
+    if request.method == "POST" and form.is_valid():
+        try:
+            clone = study_clone(study=study, slug=form.cleaned_data["slug"],
+                                title=form.cleaned_data["title"], user=request.user)
+        except InputError as exc:
+            for problem in exc.problems:
+                form.add_error("slug" if problem.column == "slug" else None, problem.message)
+        else:
+            messages.success(request, f"Cloned {study.slug} as {clone.slug}.")
+            return redirect("studies:detail", slug=clone.slug)
+    return render(request, "studies/clone.html", {"study": study, "form": form,
+                                                  "n_items": study.items.count()},
+                  status=400 if form.errors else 200)

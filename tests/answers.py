@@ -6,6 +6,7 @@ import uuid
 
 from annotation.models import Answer, Response
 from annotation.services import response_submit
+from studies.services import pseudonyms_assign
 
 
 def store(participant, item, value, *, question=None, **fields) -> Response:
@@ -14,6 +15,8 @@ def store(participant, item, value, *, question=None, **fields) -> Response:
     Answer.objects.create(response=response, value=value,
                           question=question or participant.study.primary_question,
                           missing="" if value is not None else Answer.Missing.SKIPPED)
+    # As a first answer through the app does: the participant gets their pseudonym (once).
+    pseudonyms_assign(study_id=participant.study_id, participant_ids=[participant.pk])
     return response
 
 

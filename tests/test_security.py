@@ -201,7 +201,7 @@ def test_every_route_checks_the_role(roles):
     for name, user in [*people.items(), ("root", admin)]:
         clients[name] = Client()
         clients[name].force_login(user)
-    checked, refused = 0, []
+    checked, refused, owner_only_seen = 0, [], set()
     for url, name in study_routes(study, participant):
         for stranger in ("dave", "root"):
             statuses = {m: getattr(clients[stranger], m)(url).status_code for m in ("get", "post")}
@@ -214,15 +214,22 @@ def test_every_route_checks_the_role(roles):
         if viewer_post == 403:  # a write a viewer may not make: an editor may (or it is owner-only)
             refused.append(name)
             assert editor_post != 403 or name in OWNER_ONLY, (url, editor_post)
+        if name in OWNER_ONLY:  # an editor is refused whichever method the route serves
+            assert 403 in {editor_post, clients["bob"].get(url).status_code}, (url, name)
+            owner_only_seen.add(name)
         checked += 1
+    assert owner_only_seen == OWNER_ONLY, OWNER_ONLY - owner_only_seen
     assert checked >= 15, checked
     assert {"items_upload", "open", "invite", "run_start", "responses_import", "pause", "close",
             "archive", "unarchive", "delete", "item_edit", "item_delete",
-            "participant_revoke", "participant_exclude", "participant_include"} <= set(refused)
+            "participant_revoke", "participant_exclude", "participant_include",
+            "participant_delete", "settings", "clone", "study-clone"} <= set(refused)
     # The pseudonym mapping (real ids) is a read an editor may make and a viewer may not.
     mapping = f"/studies/{study.slug}/participants/pseudonyms.csv"
     assert clients["charlie"].get(mapping).status_code == 403
     assert clients["bob"].get(mapping).status_code == 200
 
 
-OWNER_ONLY: set[str] = {"delete", "study-delete-study"}  # deleting a study (sharing will join it)
+# Deleting a study, and sharing it (the page, a role change, a removal; the members API).
+OWNER_ONLY: set[str] = {"delete", "study-delete-study", "sharing", "member_role", "member_remove",
+                        "member-list", "member-detail", "member-remove"}

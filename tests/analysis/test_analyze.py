@@ -11,8 +11,8 @@ from django.core.management import CommandError, call_command
 
 from analysis.models import AnalysisRun
 from analysis.selectors import study_data
-from annotation.selectors import participant_pseudonyms
 from demo.services import demo_seed
+from studies.selectors import pseudonyms as stored_pseudonyms
 from tests.arrays import dense_of
 
 pytestmark = pytest.mark.django_db
@@ -35,7 +35,7 @@ def analyze(tmp_path, slug, *args) -> dict:
 
 
 def planted(demo, behaviour) -> str:
-    names = participant_pseudonyms(study_id=demo.study.pk)
+    names = stored_pseudonyms(study=demo.study)
     (pk,) = [pk for pk, b in demo.behaviours.items() if b == behaviour]
     return names[pk]
 
@@ -98,7 +98,7 @@ def test_its_alpha_without_outliers_drops_exactly_them(tmp_path, demos):
 def test_it_uses_the_same_pseudonyms_as_the_rest_of_the_app(tmp_path, demos):
     study = demos["demo-coref"].study
     document = analyze(tmp_path, "demo-coref")
-    assert document["annotators"] == sorted(participant_pseudonyms(study_id=study.pk).values(),
+    assert document["annotators"] == sorted(stored_pseudonyms(study=study).values(),
                                             key=lambda a: int(a[1:]))
 
 
@@ -129,9 +129,9 @@ def test_it_explains_an_unknown_study(db):
         call_command("analyze", "nope")
 
 
-def test_the_selector_loads_a_study_in_two_queries(demos, django_assert_num_queries):
+def test_the_selector_loads_a_study_in_three_queries(demos, django_assert_num_queries):
     study = demos["demo-coref"].study
-    with django_assert_num_queries(2):
+    with django_assert_num_queries(3):  # the items, the answers, the stored pseudonyms
         data = study_data(study=study)
     assert data.n_annotators == 12 and data.n_items == 36 and data.dup_item.size == 36
     assert np.isfinite(data.value).all()

@@ -14,8 +14,8 @@ from django.utils import timezone
 from analysis.charts import build_charts
 from analysis.models import AnalysisRun
 from analysis.services import analysis_run_create, analysis_run_execute
-from annotation.selectors import participant_pseudonyms
 from demo.services import demo_seed
+from studies.selectors import pseudonyms as stored_pseudonyms
 
 pytestmark = pytest.mark.django_db
 
@@ -46,7 +46,7 @@ def url(view, study, **kwargs):
 
 
 def planted(demo, behaviour) -> str:
-    names = participant_pseudonyms(study_id=demo.study.pk)
+    names = stored_pseudonyms(study=demo.study)
     (pk,) = [pk for pk, b in demo.behaviours.items() if b == behaviour]
     return names[pk]
 

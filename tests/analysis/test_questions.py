@@ -19,9 +19,9 @@ from django.urls import reverse
 from analysis.models import AnalysisRun
 from analysis.selectors import study_questions
 from analysis.services import analysis_run_create, analysis_run_execute
-from annotation.selectors import participant_pseudonyms
 from annotation.services import response_submit
 from core.stats.trust import trust_coefficients
+from studies.selectors import pseudonyms as stored_pseudonyms
 from studies.services import participants_invite
 from tests.analysis.test_dashboard import DASHBOARD_QUERIES
 
@@ -84,7 +84,7 @@ class Summeval:
 
     def matrix(self, question: str, names: list[str]) -> np.ndarray:
         """The annotators × items matrix of a question, rows in the document's annotator order."""
-        pseudonyms = participant_pseudonyms(study_id=self.study.pk)
+        pseudonyms = stored_pseudonyms(study=self.study)
         by_name = {pseudonyms[pk]: row for pk, row in self.expected[question].items()}
         out = np.full((len(names), 8), np.nan)
         for a, name in enumerate(names):
@@ -158,8 +158,8 @@ def test_a_revision_is_analysed_with_the_time_of_the_first_answer(summeval, docu
     data = {q.key: q.data for q in study_questions(study=summeval.study)}
     revised = summeval.participants[0]
     item = revised.assignments.get(position=1).item.position
-    a = data["fluency"].annotators.index(participant_pseudonyms(
-        study_id=summeval.study.pk)[revised.pk])
+    a = data["fluency"].annotators.index(stored_pseudonyms(
+        study=summeval.study)[revised.pk])
     (row,) = np.flatnonzero((data["fluency"].annotator == a) & (data["fluency"].item == item))
     assert np.isnan(data["fluency"].value[row]) and data["fluency"].cant_judge[row]
     assert data["coherence"].value[row] == 5 and data["relevance"].value[row] == 1
@@ -183,12 +183,12 @@ def test_a_correlation_targets_each_question(summeval, document):
         assert baseline["pearson"] == pytest.approx(np.corrcoef(means, rouge)[0, 1], abs=1e-9)
 
 
-def test_the_selector_loads_every_question_in_three_queries(summeval,
-                                                            django_assert_num_queries):
+def test_the_selector_loads_every_question_in_four_queries(summeval,
+                                                           django_assert_num_queries):
     from studies.models import Study
 
     study = Study.objects.get(pk=summeval.study.pk)
-    with django_assert_num_queries(3):  # the questions, the items, the answers
+    with django_assert_num_queries(4):  # the questions, the items, the answers, the pseudonyms
         questions = study_questions(study=study)
     assert [q.key for q in questions] == list(QUESTIONS)
     assert len({tuple(q.data.annotators) for q in questions}) == 1

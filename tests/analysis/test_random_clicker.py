@@ -16,8 +16,8 @@ from django.urls import reverse
 
 from analysis.models import AnalysisRun
 from analysis.services import analysis_run_create, analysis_run_execute
-from annotation.selectors import participant_pseudonyms
 from annotation.services import response_submit
+from studies.selectors import pseudonyms
 from studies.services import participants_invite
 
 pytestmark = pytest.mark.django_db
@@ -51,7 +51,7 @@ def clicker_run(make_study, alice, request):
     assert run.status == AnalysisRun.Status.DONE, run.error
     jsonschema.validate(run.results, SCHEMA)
     request.node.study = study
-    return run.results, participant_pseudonyms(study_id=study.pk)[bot.pk]
+    return run.results, pseudonyms(study=study)[bot.pk]
 
 
 def test_the_too_fast_rule_flags_the_random_clicker_and_no_one_else(clicker_run):

@@ -66,3 +66,8 @@ def test_it_stores_exactly_one_current_response_per_presentation_under_retries(l
     assert Answer.objects.count() == Response.objects.count()
     assert set(Participant.objects.values_list("n_answered", flat=True)) == {ITEMS}
     assert Participant.objects.filter(completed_at__isnull=True).count() == 0
+    # Twenty first answers at once: twenty pseudonyms, each given once, no gap.
+    numbers = sorted(Participant.objects.values_list("pseudonym_number", flat=True))
+    assert numbers == list(range(1, ANNOTATORS + 1))
+    study.refresh_from_db()
+    assert study.pseudonyms_issued == ANNOTATORS

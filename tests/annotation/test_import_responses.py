@@ -11,13 +11,13 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 
 from annotation.models import Response
-from annotation.selectors import participant_pseudonyms
 from annotation.services import responses_import
 from core.problems import InputError
 from core.responses import Upload
 from core.stats._types import LongRatings
 from core.stats.heuristics import slow_annotators
 from studies.models import Assignment, Item, Participant
+from studies.selectors import pseudonyms as stored_pseudonyms
 
 pytestmark = pytest.mark.django_db
 
@@ -190,7 +190,7 @@ def test_it_keeps_the_meta_columns_as_participant_metadata(study, imported):
 
 
 def test_it_names_annotators_a1_a2_by_first_appearance_in_the_file(study, imported):
-    names = participant_pseudonyms(study_id=study.pk)
+    names = stored_pseudonyms(study=study)
     by_email = dict(Participant.objects.filter(study=study).values_list("id", "external_id"))
     assert [by_email[pid] for pid in names] == EMAILS
     assert list(names.values()) == [f"A{n}" for n in range(1, 11)]
@@ -256,7 +256,7 @@ def study_ratings(study):
     rows = list(Response.objects.filter(participant__study=study, presentation=1)
                 .order_by("id").values_list("participant_id", "item_id", "answers__value",
                                             "active_ms"))
-    people = list(participant_pseudonyms(study_id=study.pk))
+    people = list(stored_pseudonyms(study=study))
     items = sorted({r[1] for r in rows})
     ratings = LongRatings(
         item=np.array([items.index(r[1]) for r in rows]),

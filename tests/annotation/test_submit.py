@@ -134,11 +134,11 @@ def test_it_keeps_repeats_as_second_presentations(make_study, alice):
 
 
 def test_it_names_annotators_by_the_order_of_their_first_response(make_study, alice):
-    from annotation.selectors import participant_pseudonyms
+    from studies.selectors import pseudonyms as stored_pseudonyms
 
     study = make_study(alice, slug="pseudo")
     a, b, c = participants_invite(study=study, count=3)
     submit(b, position=0)
     submit(a, position=0)
     submit(b, position=1)
-    assert participant_pseudonyms(study_id=study.pk) == {b.pk: "A1", a.pk: "A2"}
+    assert stored_pseudonyms(study=study) == {b.pk: "A1", a.pk: "A2"}

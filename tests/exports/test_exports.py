@@ -20,13 +20,13 @@ from hypothesis import strategies as st
 
 from analysis.services import analysis_run_create, analysis_run_execute
 from annotation.models import Answer, Response
-from annotation.selectors import participant_pseudonyms
 from annotation.services import responses_import
 from exports.models import ExportJob
 from exports.selectors import RESPONSE_COLUMNS, export_job_file
 from exports.services import ExportError, export_job_create, export_job_execute, export_open
 from exports.tasks import run_export
 from studies.models import Item, Participant
+from studies.selectors import pseudonyms as stored_pseudonyms
 from studies.services import items_import, study_create
 from tests.answers import store, values
 from tests.workers import require_worker_services, start_worker, stop_worker, wait_for
@@ -98,7 +98,7 @@ def analysed(study):
 
 def stored(study) -> list[tuple]:
     """Every stored answer as (pseudonym, item id, presentation, value)."""
-    names = participant_pseudonyms(study_id=study.pk)
+    names = stored_pseudonyms(study=study)
     return sorted((names[p], i, n, v) for p, i, n, v in values(Response.objects.filter(
         participant__study=study), "participant_id", "item__external_id", "presentation"))
 

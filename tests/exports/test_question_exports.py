@@ -17,11 +17,11 @@ from django.core.management import CommandError, call_command
 from analysis.models import AnalysisRun
 from analysis.services import analysis_run_create, analysis_run_execute
 from annotation.models import Answer, Response
-from annotation.selectors import participant_pseudonyms
 from annotation.services import responses_import
 from core.problems import InputError
 from exports.selectors import RESPONSE_COLUMNS, REVISION_COLUMNS
 from exports.services import export_open
+from studies.selectors import pseudonyms
 from tests.analysis.test_questions import ITEMS, QUESTIONS, REVISED_MS, Summeval
 
 pytestmark = pytest.mark.django_db
@@ -53,12 +53,12 @@ def analysed(study) -> dict:
 
 
 def names_of(seeded) -> dict[int, str]:
-    return participant_pseudonyms(study_id=seeded.study.pk)
+    return pseudonyms(study=seeded.study)
 
 
 def current_answers(study) -> list[tuple]:
     """Every current answer as (pseudonym, item, presentation, question, value, missing, comment)."""
-    names = participant_pseudonyms(study_id=study.pk)
+    names = pseudonyms(study=study)
     rows = Answer.objects.filter(response__participant__study=study, response__is_current=True)
     return sorted((names[p], i, n, q, v, m, c) for p, i, n, q, v, m, c in rows.values_list(
         "response__participant_id", "response__item__external_id", "response__presentation",

@@ -5,9 +5,9 @@ import pytest
 from django.test import Client
 
 from analysis.services import analysis_settings
-from annotation.selectors import participant_pseudonyms
 from studies.models import Membership, Participant, StudyEvent
 from studies.selectors import PAGE_SIZE
+from studies.selectors import pseudonyms as stored_pseudonyms
 from studies.services import participants_invite
 from tests.answers import store
 
@@ -28,7 +28,7 @@ def test_the_list_shows_progress_pseudonyms_and_flags(alice_client, alice, make_
     answered(a)
     page = alice_client.get("/studies/s1/participants/")
     assert page.status_code == 200 and page.content.count(b"data-participant=") == 3
-    names = participant_pseudonyms(study_id=study.pk)
+    names = stored_pseudonyms(study=study)
     assert (names[b.pk], names[a.pk]) == ("A1", "A2")  # order of first answer
     html = page.content.decode()
     row_b = html[html.index(f'data-participant="{b.pk}"'):]
@@ -73,7 +73,7 @@ def test_excluding_writes_the_pseudonym_to_the_analysis_settings_and_undoes(alic
     a, b = participants_invite(study=study, count=2)
     answered(a)
     answered(b)
-    pseudonym = participant_pseudonyms(study_id=study.pk)[b.pk]
+    pseudonym = stored_pseudonyms(study=study)[b.pk]
     assert alice_client.post(f"/studies/s1/participants/{b.pk}/exclude/",
                              {"confirm": "exclude"}).status_code == 302
     study.refresh_from_db()
