@@ -182,10 +182,10 @@ def test_it_refuses_a_huge_header_before_reading_any_record(monkeypatch):
 def test_it_refuses_an_item_file_of_300000_meta_columns_in_well_under_a_second():
     data = (wide_header(300_000) + "\n" + "a,b" + ",x" * 299_998 + "\n").encode()
     assert len(data) > 3_000_000
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: a loaded machine does not count
     with pytest.raises(InputError) as caught:
         parse_items(data)
-    assert time.perf_counter() - started < 0.5
+    assert time.process_time() - started < 0.5
     assert "300000 columns in the header; the limit is 2000" in str(caught.value)
 
 
