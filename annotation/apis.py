@@ -1,12 +1,35 @@
-"""Researcher API: the stored responses of a study the caller owns, with their answers."""
+"""Researcher API: the stored responses of a study, with their answers; importing a file."""
 
 from __future__ import annotations
 
-from rest_framework import mixins, serializers, viewsets
+from typing import Any
 
+from django.conf import settings
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response as ApiResponse
+
+from core.problems import InputError
+from core.responses import FORMATS
+from core.tabular import size_over_limit
+from studies.apis import PROBLEMS, problems_response
 from studies.selectors import StudyScopedMixin
 
 from .models import Answer, Response
+from .services import responses_import
+
+
+class ImportSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="A response file (docs/importing-responses.md).")
+    format = serializers.ChoiceField(choices=FORMATS, help_text="`long` (one row per answer) or "
+                                     "`wide` (one row per annotator, one column per item).")
+    annotator_column = serializers.CharField(required=False, max_length=200)
+    dry_run = serializers.BooleanField(required=False, default=False,
+                                       help_text="Check and summarise, store nothing.")
 
 
 class AnswerSerializer(serializers.ModelSerializer):
@@ -40,3 +63,34 @@ class ResponseViewSet(StudyScopedMixin, mixins.ListModelMixin, viewsets.GenericV
             return Response.objects.none()
         return (Response.objects.filter(participant__study=self.study())
                 .select_related("item").prefetch_related("answers__question").order_by("id"))
+
+    @extend_schema(request={"multipart/form-data": ImportSerializer},
+                   responses={200: inline_serializer("ImportSummary", {
+                       "imported": serializers.BooleanField(), "rows": serializers.IntegerField(),
+                       "annotators": serializers.IntegerField(),
+                       "answers": serializers.IntegerField(),
+                       "items": serializers.IntegerField()}), 400: PROBLEMS},
+                   description="Import responses collected elsewhere (editor): the whole file "
+                               "is checked first; on any problem nothing is stored and every "
+                               "problem is listed. `dry_run` only checks and summarises.")
+    @action(detail=False, methods=["post"], url_path="import",
+            parser_classes=[MultiPartParser, FormParser])
+    def import_file(self, request: Request, *args: Any, **kwargs: Any) -> ApiResponse:
+        study = self.study()
+        body = ImportSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        upload = body.validated_data["file"]
+        limit = settings.CONCORD_MAX_UPLOAD_BYTES
+        if upload.size > limit:
+            raise ValidationError({"file": [size_over_limit(upload.size, limit=limit)]})
+        try:
+            summary = responses_import(
+                study=study, data=upload.read(), filename=upload.name or "responses",
+                fmt=body.validated_data["format"],
+                annotator_column=body.validated_data.get("annotator_column"),
+                dry_run=body.validated_data["dry_run"])
+        except InputError as exc:
+            return problems_response(exc)
+        return ApiResponse({"imported": summary.imported, "rows": summary.rows,
+                            "annotators": len(summary.annotators), "answers": summary.answers,
+                            "items": summary.items}, status=status.HTTP_200_OK)

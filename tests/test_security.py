@@ -207,7 +207,8 @@ def test_every_route_checks_the_role(roles):
             statuses = {m: getattr(clients[stranger], m)(url).status_code for m in ("get", "post")}
             assert set(statuses.values()) <= {404, 405}, (stranger, url, statuses)
         viewer_post = clients["charlie"].post(url).status_code
-        assert viewer_post in {403, 404, 405}, (url, viewer_post)
+        assert viewer_post in {403, 404, 405} or (name in VIEWER_POSTS and viewer_post == 400), (
+            url, viewer_post)
         editor_post = clients["bob"].post(url).status_code
         viewer_get = clients["charlie"].get(url).status_code
         assert viewer_get != 404 or editor_post in {404, 405}, (url, viewer_get)
@@ -229,6 +230,10 @@ def test_every_route_checks_the_role(roles):
     assert clients["charlie"].get(mapping).status_code == 403
     assert clients["bob"].get(mapping).status_code == 200
 
+
+# Writes a viewer may make: starting an export job (a viewer may download every export); an
+# empty POST is a 400 naming the missing field.
+VIEWER_POSTS: set[str] = {"exports-api-list"}
 
 # Deleting a study, and sharing it (the page, a role change, a removal; the members API).
 OWNER_ONLY: set[str] = {"delete", "study-delete-study", "sharing", "member_role", "member_remove",
