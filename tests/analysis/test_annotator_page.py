@@ -87,7 +87,8 @@ def test_it_draws_the_timing_histogram_with_the_too_fast_floor_without_inline_sc
                                 r'(.*?)</script>', html, re.S)[1])
     floor = [v for v in spec["data"]["values"] if v.get("line") == "too-fast floor"]
     assert len(floor) == 1 and floor[0]["seconds"] == 1.0
-    times = [v for v in spec["data"]["values"] if "line" not in v]
+    times = [v for v in spec["data"]["values"] if v["kind"] == "answer"]
+    assert spec["layer"][0]["transform"] == [{"filter": {"field": "kind", "equal": "answer"}}]
     assert sum(1 for v in times if v["seconds"] < 1.0) > len(times) / 2  # the clicker's speed
     for tag in re.findall(r"<script[^>]*>", html):
         assert "src=" in tag or 'type="application/json"' in tag, tag
