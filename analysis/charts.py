@@ -1017,3 +1017,59 @@ def _noise(ctx: _Context) -> Chart | None:
         f"{_pct(max_gamma)} line (γ is undefined with no agreed or no disagreed item).")
     return _chart("noise", "noise", "Noise in the agreed items", description, rows,
                   hconcat=[composition, gamma], resolve={"scale": {"y": "shared"}})
+
+
+# --- one annotator ----------------------------------------------------------------------------
+
+def annotator_timing_chart(name: str, seconds: Iterable[float | None], *,
+                           floor_s: float | None = None,
+                           pooled_median_s: float | None = None) -> Chart | None:
+    """Return the histogram of one annotator's active times (the per-annotator page).
+
+    ``seconds``: the active time of each of their answered presentations (None = not measured,
+    left out); ``floor_s``: the *too fast* rule's fixed floor (a red dashed line);
+    ``pooled_median_s``: the median of every annotator's answers (a grey line).  No chart when
+    no time was measured.  Bins are on a log₁₀ scale of seconds: a 0.2 s clicker and a 40 s
+    reader both show.
+    """
+    rows = [{"kind": "answer", "seconds": float(s), "log10_s": math.log10(max(float(s), 0.01))}
+            for s in seconds if _num(s) is not None]
+    if not rows:
+        return None
+    ticks = [-1.0, math.log10(0.3), 0.0, math.log10(3), 1.0, math.log10(30), 2.0,
+             math.log10(300), 3.0]
+    x = {"field": "log10_s", "type": "quantitative", "bin": {"step": 0.1},
+         "title": "active time per answer (seconds, log scale)",
+         # label the log₁₀ ticks in seconds: 0.1 s, 0.3 s, 1 s, 3 s, …
+         "axis": {"values": ticks, "labelExpr": "format(pow(10, datum.value), '~g') + ' s'"}}
+    layers: list[dict[str, Any]] = [{
+        "transform": [_equal("kind", "answer")],  # the times, not the lines
+        "mark": {"type": "bar", "color": BLUE},
+        "encoding": {"x": x, "y": {"aggregate": "count", "type": "quantitative",
+                                   "title": "answers"},
+                     "tooltip": [{"aggregate": "count", "type": "quantitative",
+                                  "title": "answers"}]}}]
+    marks = []
+    for value, label, colour, dash in ((floor_s, "too-fast floor", RED, [5, 4]),
+                                       (pooled_median_s, "median of everyone", GREY, [2, 2])):
+        if _num(value) is not None and value > 0:
+            marks.append({"kind": "line", "line": label, "log10_s": math.log10(value),
+                          "seconds": value})
+            layers.append({
+                "transform": [{"filter": {"field": "line", "equal": label}}],
+                "mark": {"type": "rule", "color": colour, "strokeDash": dash, "strokeWidth": 2},
+                "encoding": {"x": {"field": "log10_s", "type": "quantitative"},
+                             "tooltip": [_tip("line", "line"),
+                                         _qtip("seconds", "seconds", ".2f")]}})
+    fast = sum(1 for r in rows if floor_s is not None and r["seconds"] < floor_s)
+    description = (f"How long {name} spent on each item shown ({len(rows)} timed, repeats of "
+                   f"duplicates included; the first revision's active time, hidden-tab time "
+                   f"excluded), binned on a log scale." + (f" The red dashed line is the too-fast floor ({_fmt(floor_s)} s):"
+                                f" {fast} answer{'s' if fast != 1 else ''} fall left of it."
+                                if _num(floor_s) is not None else "")
+                   + (f" The grey line is the median of everyone's answers "
+                      f"({_fmt(pooled_median_s)} s)." if _num(pooled_median_s) is not None
+                      else ""))
+    title = f"{name}: time per answer"
+    return _chart("annotator-timing", "timing", title, description, rows + marks,
+                  width="container", height=160, layer=layers)

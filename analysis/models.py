@@ -86,3 +86,35 @@ class TrustChunk(models.Model):
 
     def __str__(self) -> str:
         return f"plan {self.plan_id} [{self.start}, {self.stop})"
+
+
+class LiveQuality(models.Model):
+    """The quality flags of one participant that can be known while a study collects answers.
+
+    Written by the periodic task `analysis.tasks.live_quality` (every
+    CONCORD_LIVE_QUALITY_SECONDS, `analysis.live`), never inside an annotator's request; read by
+    the participants page.  One row per participant, a fixed number of columns: nothing here grows
+    with the study.  Provisional: the analysis run's rules (on all answers, with every rule's
+    settings) are the record.
+    """
+
+    participant = models.OneToOneField("studies.Participant", on_delete=models.CASCADE,
+                                       primary_key=True, related_name="live_quality")
+    computed_at = models.DateTimeField()
+    floor_s = models.FloatField()  # the too-fast floor applied (the study's fixed floor)
+    n_timed = models.PositiveIntegerField(default=0)  # answered presentations with a time
+    n_fast = models.PositiveIntegerField(default=0)  # of which faster than floor_s
+    fast_share = models.FloatField(null=True, blank=True)  # None: too few timed answers
+    too_fast = models.BooleanField(default=False)
+    longest_run = models.PositiveIntegerField(default=0)  # identical answers in a row
+    n_answers = models.PositiveIntegerField(default=0)  # answers the run was counted on
+    straight_lining = models.BooleanField(default=False)
+
+    def __str__(self) -> str:
+        return f"participant {self.participant_id} at {self.computed_at:%Y-%m-%d %H:%M}"
+
+    @property
+    def flags(self) -> list[str]:
+        return [label for flagged, label in ((self.too_fast, "too fast"),
+                                             (self.straight_lining, "straight-lining"))
+                if flagged]

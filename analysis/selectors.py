@@ -100,3 +100,51 @@ def latest_results(*, study: Study) -> dict | None:
 
     return (AnalysisRun.objects.filter(study=study, status=AnalysisRun.Status.DONE)
             .order_by("-finished_at", "-id").values_list("results", flat=True).first())
+
+
+# One annotator's answers, as the analysis reads them (the first response's time, the current
+# revision's answers), with the item's id and the question's key: the per-annotator page's one
+# read of answers.  Bounded by LIMIT: an annotator answers each item at most twice.
+_ANNOTATOR_SQL = """
+SELECT item.external_id, first.presentation, first.active_ms, question.key, answer.value,
+       answer.missing
+FROM {response} first
+JOIN {item} item ON item.id = first.item_id
+JOIN {response} current ON current.participant_id = first.participant_id
+     AND current.item_id = first.item_id AND current.presentation = first.presentation
+     AND current.is_current
+JOIN {answer} answer ON answer.response_id = current.id
+JOIN {question} question ON question.id = answer.question_id
+WHERE first.participant_id = %s AND first.revision = 1
+ORDER BY first.id, question.position, question.id
+LIMIT %s
+"""
+ANNOTATOR_ROWS = 20_000  # answers shown at most on the per-annotator page
+
+
+def annotator_answers(*, participant_id: int, limit: int = ANNOTATOR_ROWS) -> list[dict]:
+    """Return one participant's answers in the order they were given, one query.
+
+    Each row: ``item`` (its id in files), ``presentation`` (2 = the repeat of a duplicate),
+    ``active_ms`` (the first revision's active time), ``question`` (key), ``value`` (None =
+    blank), ``cant_judge``.
+    """
+    from studies.models import Question
+
+    sql = _ANNOTATOR_SQL.format(response=Response._meta.db_table, answer=Answer._meta.db_table,
+                                item=Item._meta.db_table, question=Question._meta.db_table)
+    with connections[router.db_for_read(Response)].cursor() as cursor:
+        cursor.execute(sql, [participant_id, limit])
+        return [{"item": item, "presentation": presentation, "active_ms": active_ms,
+                 "question": question, "value": value,
+                 "cant_judge": missing == Answer.Missing.CANT_JUDGE}
+                for item, presentation, active_ms, question, value, missing in cursor.fetchall()]
+
+
+def latest_run(*, study: Study):
+    """Return the newest finished run (id, finish time, results), or None. One query."""
+    from .models import AnalysisRun
+
+    return (AnalysisRun.objects.filter(study=study, status=AnalysisRun.Status.DONE)
+            .order_by("-finished_at", "-id").only("pk", "finished_at", "results", "study_id")
+            .first())

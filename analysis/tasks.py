@@ -69,3 +69,12 @@ def analysis_failed(request, exc, traceback, run_id: int) -> None:
     from .services import analysis_run_fail
 
     analysis_run_fail(run_id=run_id, error=exc)
+
+
+@shared_task(ignore_result=True)
+def live_quality() -> dict:
+    """Refresh the live quality flags of every open study's participants (`analysis.live`);
+    sent by Celery beat every CONCORD_LIVE_QUALITY_SECONDS."""
+    from .live import live_quality_refresh
+
+    return live_quality_refresh()

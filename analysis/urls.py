@@ -13,6 +13,8 @@ router.register(r"studies/(?P<study_slug>[-a-z0-9]+)/runs", apis.AnalysisRunView
 
 urlpatterns = [
     path("studies/<slug:slug>/results/", views.dashboard, name="dashboard"),
+    path("studies/<slug:slug>/results/annotators/<str:pseudonym>/", views.annotator,
+         name="annotator"),
     path("studies/<slug:slug>/results/runs/", views.run_start, name="run_start"),
     path("studies/<slug:slug>/results/runs/<int:run_id>/status.json", views.run_status,
          name="run_status"),

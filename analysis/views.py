@@ -7,6 +7,7 @@ queries whatever the study's size (pinned in tests/analysis/test_dashboard.py).
 from __future__ import annotations
 
 import json
+import re
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -19,12 +20,15 @@ from django.views.decorators.http import require_GET, require_POST
 from core.formats import csv_chunks
 from core.results import question_keys, question_view
 from jobs.selectors import job_status
+from studies.models import Membership
 from studies.selectors import Role, study_get
 
 from . import dashboard as tables
-from .charts import build_charts, chart_data
+from .annotator import annotator_page
+from .charts import annotator_timing_chart, build_charts, chart_data
 from .forms import RunForm
 from .models import AnalysisRun
+from .selectors import ANNOTATOR_ROWS, annotator_answers, latest_run
 from .services import analysis_run_create
 
 RECENT_RUNS = 5
@@ -110,6 +114,41 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
             section = "correlations" if chart.name == "correlations" else chart.section
             context["charts"].setdefault(section, []).append(chart)
     return render(request, "analysis/dashboard.html", context)
+
+
+PSEUDONYM = re.compile(r"A([1-9][0-9]{0,8})")
+
+
+@login_required
+@require_GET
+def annotator(request: HttpRequest, slug: str, pseudonym: str) -> HttpResponse:
+    """One annotator against the newest finished run: their answers beside each item's
+    aggregated label, their times, duplicates, every rule's value, their ranks.  Reads the run's
+    stored document and one bounded query of their answers; computes no statistic."""
+    study = study_get(user=request.user, slug=slug)
+    match = PSEUDONYM.fullmatch(pseudonym)
+    participant = match and (study.participants.filter(pseudonym_number=int(match[1]))
+                             .only("pk", "study_id", "pseudonym_number", "n_answered", "n_assigned")
+                             .first())
+    if not participant:
+        raise Http404("No annotator has this pseudonym")
+    finished = latest_run(study=study)
+    answers = annotator_answers(participant_id=participant.pk)
+    question, document, scale = _selection(request, finished.results if finished else {})
+    page = annotator_page(document, name=pseudonym, question=question, scale=scale,
+                          answers=answers, truncated=len(answers) >= ANNOTATOR_ROWS)
+    floor = ((document.get("settings") or {}).get("quality") or {}).get("too_fast") or {}
+    chart = annotator_timing_chart(pseudonym, page.seconds, floor_s=floor.get("floor_s"),
+                                   pooled_median_s=(page.pooled or {}).get("median_s"))
+    excluded = pseudonym in (study.analysis_settings.get("excluded_annotators") or [])
+    return render(request, "analysis/annotator.html", {
+        "study": study, "participant": participant, "name": pseudonym, "page": page,
+        "finished": finished, "document": document if finished else None,
+        "question": question, "questions": tables.question_choices(document), "scale": scale,
+        "scales": tables.scale_names(document), "chart": chart, "excluded": excluded,
+        "writable": Membership.allows(study.role, Role.EDITOR) and not study.is_archived,
+        "rerun": RunForm.initial_from(study.analysis_settings), "competence_labels":
+        list(tables.COMPETENCE_LABELS.values())})
 
 
 @login_required

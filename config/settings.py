@@ -265,10 +265,17 @@ CELERY_REDIS_SOCKET_TIMEOUT = envfloat("CELERY_BROKER_SOCKET_TIMEOUT", 5.0)
 # Periodic work, sent by one `celery -A config beat` process (make run, docker-compose.yml and
 # the tests start one): the jobs' sweep (jobs.sweep) every CONCORD_SWEEP_SECONDS.
 CONCORD_SWEEP_SECONDS = envfloat("CONCORD_SWEEP_SECONDS", 15.0)
+# The live quality flags of open studies' participants (analysis.live), every
+# CONCORD_LIVE_QUALITY_SECONDS; 0 turns it off.
+CONCORD_LIVE_QUALITY_SECONDS = envfloat("CONCORD_LIVE_QUALITY_SECONDS", 60.0)
 CELERY_BEAT_SCHEDULE = {
     "jobs-sweep": {"task": "jobs.tasks.sweep_jobs", "schedule": CONCORD_SWEEP_SECONDS,
                    "options": {"expires": CONCORD_SWEEP_SECONDS}},
 }
+if CONCORD_LIVE_QUALITY_SECONDS > 0:
+    CELERY_BEAT_SCHEDULE["live-quality"] = {
+        "task": "analysis.tasks.live_quality", "schedule": CONCORD_LIVE_QUALITY_SECONDS,
+        "options": {"expires": CONCORD_LIVE_QUALITY_SECONDS}}
 (VAR_DIR / "celery").mkdir(exist_ok=True)
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celery" / "beat-schedule")
 CELERY_TASK_ACKS_LATE = True

@@ -127,7 +127,9 @@ def participant_list(*, study: Study, query: str = "") -> QuerySet[Participant]:
                                            | Q(label__icontains=query))
     last = (Participant.objects.filter(pk=OuterRef("pk")).order_by()
             .annotate(last=Max("responses__received_at")).values("last"))
-    return participants.annotate(last_answer=Subquery(last))
+    # live_quality: the flags the analysis app's periodic task stores (analysis.live), joined
+    # here so the page reads them in the same query.
+    return participants.annotate(last_answer=Subquery(last)).select_related("live_quality")
 
 
 def pseudonyms(*, study: Study) -> dict[int, str]:

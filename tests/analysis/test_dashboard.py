@@ -59,7 +59,8 @@ def test_the_demos_fast_random_clicker_and_straight_liner_are_shown_flagged(owne
     html = owner_client.get(url("dashboard", demo.study)).content.decode()
     table = html[html.index('id="ranking-table"'):]
     table = table[:table.index("</table>")]
-    rows = dict(re.findall(r'<th scope="row">(A\d+)</th>(.*?)</tr>', table, re.S))
+    rows = dict(re.findall(r'<th scope="row"><a href="[^"]*">(A\d+)</a></th>(.*?)</tr>', table,
+                           re.S))
     assert len(rows) == len(demo.behaviours)
     fast = [name for name, cells in rows.items() if ">Too fast</span>" in cells]
     straight = [name for name, cells in rows.items() if ">Straight-lining</span>" in cells]

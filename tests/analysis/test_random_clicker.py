@@ -135,7 +135,8 @@ def test_the_dashboard_ranks_the_clicker_by_each_method_and_shows_it_flagged(cli
     html = client.get(reverse("analysis:dashboard", kwargs={"slug": study.slug})).content.decode()
     table = html[html.index('id="ranking-table"'):]
     table = table[:table.index("</table>")]
-    rows = re.findall(r"<tr[^>]*>\s*<th scope=\"row\">(A\d+)</th>(.*?)</tr>", table, re.S)
+    rows = re.findall(r"<tr[^>]*>\s*<th scope=\"row\"><a href=\"[^\"]*\">(A\d+)</a></th>(.*?)</tr>",
+                      table, re.S)
     assert len(rows) == N_HONEST + 1
     name, cells = rows[0]  # the most flagged comes first
     assert name == bot
