@@ -494,12 +494,21 @@ def participants_invite(*, study: Study, count: int, label: str = "") -> list[Pa
     return created
 
 
-def participant_enrol(*, study: Study, source: str, external_id: str, meta: dict) -> Participant:
-    """Return the participant of a platform id on the study's open link, creating it once."""
+def participant_enrol(*, study: Study, source: str, external_id: str, meta: dict,
+                      consented: bool = False) -> Participant:
+    """Return the participant of a platform id on the study's open link, creating it once.
+
+    The open link calls it only from the consent form's POST (``consented``): merely opening
+    the link (a chat app's link preview) creates no participant, so the completion rate counts
+    consenting people only."""
+    now = timezone.now() if consented else None
     with transaction.atomic():
         participant, created = Participant.objects.get_or_create(
-            study=study, source=source, external_id=external_id, defaults={"meta": meta}
+            study=study, source=source, external_id=external_id,
+            defaults={"meta": meta, "consented_at": now}
         )
+    if now is not None and participant.consented_at is None:
+        participant_consent(participant=participant)
     if created or not participant.n_assigned:
         participant_assign(participant=participant)
         participant.refresh_from_db()
