@@ -54,11 +54,13 @@ from .selectors import (
     participant_by_token,
     participant_minutes_left,
     revisable,
+    study_full,
 )
 from .services import (
     AnswerRejected,
     answer_grace,
     assignment_shown,
+    participant_return,
     pending_import_confirm,
     pending_import_create,
     pending_import_discard,
@@ -101,6 +103,7 @@ def annotator_page(view):
             with translation.override(participant.study.language):
                 return render(request, "annotation/closed.html",
                               {"study": participant.study, "revoked": True}, status=410)
+        participant_return(participant=participant)  # back after a reclaim: carry on
         request.binding = None
         request.binding_query = ""
         if needs_binding(participant):
@@ -366,6 +369,11 @@ def _join_consent(request: HttpRequest, study: Study, *, entry: str = "") -> Htt
     return render(request, "annotation/consent.html", {"study": study, "entry": entry})
 
 
+def _full_page(request: HttpRequest, study: Study) -> HttpResponse:
+    """Every item has its k answers: the open link enrols nobody more (a polite page)."""
+    return render(request, "annotation/closed.html", {"study": study, "full": True}, status=409)
+
+
 def _entry_id(raw: str) -> str | None:
     """The anonymous participant's external id from the consent form's signed entry, or None."""
     try:
@@ -406,6 +414,8 @@ def join(request: HttpRequest, open_token: str) -> HttpResponse:
             token = request.session.get(session_key)
             if token and Participant.objects.filter(token=token, study=study).exists():
                 return redirect("annotation:consent", token=token)
+            if study_full(study=study):
+                return _full_page(request, study)
             if not consenting:
                 entry = signing.TimestampSigner(salt=ENTRY_SALT).sign(secrets.token_hex(8))
                 return _join_consent(request, study, entry=entry)
@@ -422,6 +432,8 @@ def join(request: HttpRequest, open_token: str) -> HttpResponse:
             raise Http404("invalid platform id")
         existed = Participant.objects.filter(study=study, source=source,
                                              external_id=external_id).exists()
+        if not existed and study_full(study=study):
+            return _full_page(request, study)
         if not existed and not consenting:
             return _join_consent(request, study)
         participant = participant_enrol(study=study, source=source, external_id=external_id,

@@ -265,9 +265,17 @@ CELERY_REDIS_SOCKET_TIMEOUT = envfloat("CELERY_BROKER_SOCKET_TIMEOUT", 5.0)
 # Periodic work, sent by one `celery -A config beat` process (make run, docker-compose.yml and
 # the tests start one): the jobs' sweep (jobs.sweep) every CONCORD_SWEEP_SECONDS.
 CONCORD_SWEEP_SECONDS = envfloat("CONCORD_SWEEP_SECONDS", 15.0)
+# The reclaim of abandoned assignments (annotation.services.participants_reclaim) every
+# CONCORD_RECLAIM_SWEEP_SECONDS: a participant who answered nothing and was shown nothing for
+# CONCORD_RECLAIM_AFTER_SECONDS leaves their unanswered items to new participants.
+CONCORD_RECLAIM_AFTER_SECONDS = envfloat("CONCORD_RECLAIM_AFTER_SECONDS", 2 * 3600.0)
+CONCORD_RECLAIM_SWEEP_SECONDS = envfloat("CONCORD_RECLAIM_SWEEP_SECONDS", 60.0)
 CELERY_BEAT_SCHEDULE = {
     "jobs-sweep": {"task": "jobs.tasks.sweep_jobs", "schedule": CONCORD_SWEEP_SECONDS,
                    "options": {"expires": CONCORD_SWEEP_SECONDS}},
+    "assignments-reclaim": {"task": "annotation.tasks.reclaim_assignments",
+                            "schedule": CONCORD_RECLAIM_SWEEP_SECONDS,
+                            "options": {"expires": CONCORD_RECLAIM_SWEEP_SECONDS}},
 }
 (VAR_DIR / "celery").mkdir(exist_ok=True)
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celery" / "beat-schedule")

@@ -453,11 +453,24 @@ def participant_assign(*, participant: Participant) -> int:
     if participant.assignments.exists():
         return participant.n_assigned
     items = list(study.items.values_list("id", "is_control"))
+    # The overlap so far: first presentations of participants still at work, plus the answers
+    # of those whose unanswered assignments were reclaimed (annotation.services.
+    # participants_reclaim). Two aggregate queries (the reverse relation "responses" is the
+    # annotation app's).
     counts = dict(
         Item.objects.filter(study=study)
-        .annotate(n=Count("assignments", filter=Q(assignments__presentation=1)))
+        .annotate(n=Count("assignments", filter=Q(assignments__presentation=1,
+                                                  assignments__participant__reclaimed_at=None)))
         .values_list("id", "n")
     )
+    if study.participants.filter(reclaimed_at__isnull=False).exists():
+        answered = (Item.objects.filter(study=study)
+                    .annotate(n=Count("responses", filter=Q(
+                        responses__presentation=1, responses__is_current=True,
+                        responses__participant__reclaimed_at__isnull=False)))
+                    .filter(n__gt=0).values_list("id", "n"))
+        for item, n in answered:
+            counts[item] = counts.get(item, 0) + n
     seed = participant_seed(study.seed, participant.pk)
     plan = plan_presentations(
         [i for i, _ in items],
