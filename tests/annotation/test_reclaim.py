@@ -49,7 +49,7 @@ def answer(client: Client, participant, position: int = 0):
 def test_abandoned_assignments_go_to_new_participants_and_the_study_fills(alice, make_study,
                                                                            django_assert_num_queries):
     study = make_study(alice, items_per_participant=1, annotators_per_item=1)
-    browsers = dict(zip("ABCDE", (enter(study) for _ in range(5))))
+    browsers = {name: enter(study) for name in "ABCDE"}
     items = {name: item_of(p) for name, (_, p) in browsers.items()}
     assert sorted(items.values()) == sorted(study.items.values_list("id", flat=True))
     later = timezone.now() + LATER
