@@ -114,7 +114,11 @@ def test_reclaim_leaves_finished_closed_and_busy_participants_alone(alice, make_
 
     study_close(study=closed)
     assert participants_reclaim(now=later) == 0  # a closed study's slots are nobody's
+    researcher = Client()
+    researcher.force_login(alice)
+    assert b">reclaimed<" not in researcher.get("/studies/busy/participants/").content
     assert participants_reclaim(now=later + LATER) == 1  # busy went quiet
+    assert researcher.get("/studies/busy/participants/").content.count(b">reclaimed<") == 1
     assert study_full(study=study) is False  # one answer of four
 
 
