@@ -128,3 +128,29 @@ def test_the_reclaim_runs_on_the_beat():
     from annotation.tasks import reclaim_assignments
 
     assert reclaim_assignments.name == entry["task"]
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_the_beat_reclaims_an_abandoned_participant(tmp_path, alice, make_study):
+    """The real thing: `celery beat` sends the reclaim, a worker runs it (PostgreSQL + Redis)."""
+    from config.celery import app
+    from tests.workers import require_worker_services, start_beat, start_worker, stop_worker, wait_for
+
+    require_worker_services()
+    app.control.purge()
+    study = make_study(alice, slug="beat", items_per_participant=1, annotators_per_item=1)
+    _, gone = enter(study)
+    _, busy = enter(study)
+    long_ago = timezone.now() - timedelta(hours=1)
+    Participant.objects.filter(pk=gone.pk).update(created_at=long_ago, consented_at=long_ago)
+    quick = {"CONCORD_RECLAIM_SWEEP_SECONDS": "0.5", "CONCORD_RECLAIM_AFTER_SECONDS": "600"}
+    worker = start_worker(tmp_path, "w1", **quick)
+    beat = start_beat(tmp_path, **quick)
+    try:
+        wait_for(lambda: Participant.objects.filter(pk=gone.pk, reclaimed_at__isnull=False)
+                 .exists(), 120, "the beat's reclaim")
+    finally:
+        stop_worker(beat)
+        stop_worker(worker)
+    assert Participant.objects.get(pk=busy.pk).reclaimed_at is None  # consented just now
