@@ -135,7 +135,13 @@ def test_the_reclaim_runs_on_the_beat():
 def test_the_beat_reclaims_an_abandoned_participant(tmp_path, alice, make_study):
     """The real thing: `celery beat` sends the reclaim, a worker runs it (PostgreSQL + Redis)."""
     from config.celery import app
-    from tests.workers import require_worker_services, start_beat, start_worker, stop_worker, wait_for
+    from tests.workers import (
+        require_worker_services,
+        start_beat,
+        start_worker,
+        stop_worker,
+        wait_for,
+    )
 
     require_worker_services()
     app.control.purge()
