@@ -422,8 +422,9 @@ def join(request: HttpRequest, open_token: str) -> HttpResponse:
             external = _entry_id(request.POST.get("entry", ""))
             if external is None:
                 return render(request, "annotation/closed.html", {
-                    "study": study, "message": _("This page is out of date. Please open the "
-                                                 "study's link again.")}, status=400)
+                    "study": study, "retry_url": request.path,
+                    "message": _("This page is out of date. Please open the study's link "
+                                 "again.")}, status=400)
             participant = participant_enrol(study=study, source=Participant.Source.OPEN,
                                             external_id=external, meta={}, consented=True)
             request.session[session_key] = participant.token

@@ -143,6 +143,7 @@ def test_the_open_link_keeps_one_anonymous_participant_per_browser(client, alice
     for forged in ({}, {"entry": "abc"}, {"entry": entry_of(page)["entry"] + "x"}):
         refused = Client().post(url, forged)
         assert refused.status_code == 400 and b"open the study" in refused.content
+        assert f'href="{url}"'.encode() in refused.content  # back to the consent page
     assert Participant.objects.count() == 2
 
 
