@@ -62,9 +62,14 @@ def _load(request: HttpRequest, slug: str):
 def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     study, runs, finished = _load(request, slug)
     document = finished.results if finished else None
+    # The completion rate counts consenting people only: an invitation link never opened (and
+    # nobody who merely opened the open link: no participant exists before consent) is no one.
     people = study.participants.aggregate(
         total=Count("id"), complete=Count("id", filter=Q(completed_at__isnull=False)),
-        started=Count("id", filter=Q(n_answered__gt=0)))
+        started=Count("id", filter=Q(n_answered__gt=0)),
+        consented=Count("id", filter=Q(consented_at__isnull=False)),
+        consented_complete=Count("id", filter=Q(consented_at__isnull=False,
+                                                completed_at__isnull=False)))
     active = next((r for r in runs if r.is_active), None)
     # A rerun starts from the settings of the run shown, else from the study's.
     form = RunForm(initial=RunForm.initial_from(finished.settings if finished

@@ -228,3 +228,16 @@ def participant_minutes_left(*, participant: Participant) -> int:
     left = max(0, participant.n_assigned - participant.n_answered)
     seconds = left * study_item_seconds(study=participant.study)
     return max(1, math.ceil(seconds / 60))
+
+
+def study_full(*, study: Study) -> bool:
+    """Whether every item of the study has its k answers (``annotators_per_item``): a first
+    presentation answered by k participants. One aggregate query; the open link then enrols
+    nobody more (`annotation.views.join`)."""
+    from django.db.models import Count, Q
+
+    short = (Item.objects.filter(study=study)
+             .annotate(n=Count("responses", filter=Q(responses__presentation=1,
+                                                    responses__is_current=True)))
+             .filter(n__lt=study.annotators_per_item))
+    return Item.objects.filter(study=study).exists() and not short.exists()

@@ -18,10 +18,12 @@ from functools import wraps
 from csp.constants import SELF
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core import signing
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import translation
+from django.utils.translation import gettext as _
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -52,11 +54,13 @@ from .selectors import (
     participant_by_token,
     participant_minutes_left,
     revisable,
+    study_full,
 )
 from .services import (
     AnswerRejected,
     answer_grace,
     assignment_shown,
+    participant_return,
     pending_import_confirm,
     pending_import_create,
     pending_import_discard,
@@ -99,6 +103,7 @@ def annotator_page(view):
             with translation.override(participant.study.language):
                 return render(request, "annotation/closed.html",
                               {"study": participant.study, "revoked": True}, status=410)
+        participant_return(participant=participant)  # back after a reclaim: carry on
         request.binding = None
         request.binding_query = ""
         if needs_binding(participant):
@@ -353,11 +358,42 @@ def done(request: HttpRequest, participant: Participant) -> HttpResponse:
     })
 
 
+ENTRY_SALT = "concord.open-link-entry"
+ENTRY_MAX_AGE = 60 * 60 * 24  # a consent page left open for a day still works
+
+
+def _join_consent(request: HttpRequest, study: Study, *, entry: str = "") -> HttpResponse:
+    """The consent page shown by the open link itself: nobody is enrolled until it is posted.
+    ``entry``: the signed one-time id of an anonymous browser's would-be participant, so that a
+    double POST of the form enrols one participant."""
+    return render(request, "annotation/consent.html", {"study": study, "entry": entry})
+
+
+def _full_page(request: HttpRequest, study: Study) -> HttpResponse:
+    """Every item has its k answers: the open link enrols nobody more (a polite page)."""
+    return render(request, "annotation/closed.html", {"study": study, "full": True}, status=409)
+
+
+def _entry_id(raw: str) -> str | None:
+    """The anonymous participant's external id from the consent form's signed entry, or None."""
+    try:
+        value = signing.TimestampSigner(salt=ENTRY_SALT).unsign(raw, max_age=ENTRY_MAX_AGE)
+    except signing.BadSignature:
+        return None
+    return f"open-{value}"
+
+
 @xframe_options_exempt
-@require_GET
+@require_http_methods(["GET", "HEAD", "POST"])
 def join(request: HttpRequest, open_token: str) -> HttpResponse:
-    """Enter a study through its open link, capturing a crowd platform's worker id."""
+    """Enter a study through its open link, capturing a crowd platform's worker id.
+
+    GET (and HEAD) only show the consent page (or send someone already enrolled on to their
+    pages): a participant is created, assigned its items and, for Prolific and MTurk, bound to
+    the browser by the consent form's POST, to the same URL.
+    """
     study = get_object_or_404(Study, open_token=open_token)
+    consenting = request.method == "POST"
     with translation.override(study.language):
         if not study.is_open:
             return render(request, "annotation/closed.html", {"study": study}, status=409)
@@ -378,16 +414,31 @@ def join(request: HttpRequest, open_token: str) -> HttpResponse:
             token = request.session.get(session_key)
             if token and Participant.objects.filter(token=token, study=study).exists():
                 return redirect("annotation:consent", token=token)
+            if study_full(study=study):
+                return _full_page(request, study)
+            if not consenting:
+                entry = signing.TimestampSigner(salt=ENTRY_SALT).sign(secrets.token_hex(8))
+                return _join_consent(request, study, entry=entry)
+            external = _entry_id(request.POST.get("entry", ""))
+            if external is None:
+                return render(request, "annotation/closed.html", {
+                    "study": study, "retry_url": request.path,
+                    "message": _("This page is out of date. Please open the study's link "
+                                 "again.")}, status=400)
             participant = participant_enrol(study=study, source=Participant.Source.OPEN,
-                                            external_id=f"open-{secrets.token_hex(8)}", meta={})
+                                            external_id=external, meta={}, consented=True)
             request.session[session_key] = participant.token
-            return _go(request, "consent", participant)
+            return _go(request, "instructions", participant)
         if len(external_id) > 200:
             raise Http404("invalid platform id")
         existed = Participant.objects.filter(study=study, source=source,
                                              external_id=external_id).exists()
+        if not existed and study_full(study=study):
+            return _full_page(request, study)
+        if not existed and not consenting:
+            return _join_consent(request, study)
         participant = participant_enrol(study=study, source=source, external_id=external_id,
-                                        meta=meta)
+                                        meta=meta, consented=consenting)
         # The platform id is no secret: only the first browser, or one that brings the same
         # platform session (Prolific SESSION_ID, MTurk assignmentId), gets the participant.
         # A participant who started before bindings existed is bound by the first browser
@@ -403,8 +454,9 @@ def join(request: HttpRequest, open_token: str) -> HttpResponse:
                                source, participant.pk, study.slug)
                 return _taken(request, study, participant)
         token = binding_token(participant)
-        response = redirect(with_binding(reverse("annotation:consent",
-                                                 kwargs={"token": participant.token}), token))
+        view = "annotation:consent" if existed else "annotation:instructions"
+        response = redirect(with_binding(reverse(view, kwargs={"token": participant.token}),
+                                         token))
         response.set_cookie(cookie_name(participant), token, max_age=COOKIE_MAX_AGE,
                             path="/", httponly=True, samesite="Lax",
                             secure=request.is_secure())
@@ -444,7 +496,7 @@ def responses_upload(request: HttpRequest, slug: str) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            key, _ = pending_import_create(
+            key, _pending = pending_import_create(
                 study=study, user=request.user, upload=upload_read(data["file"]),
                 fmt=data["format"], annotator_column=data["annotator_column"].strip(),
                 meta_columns=data["meta_columns"],

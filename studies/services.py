@@ -453,11 +453,24 @@ def participant_assign(*, participant: Participant) -> int:
     if participant.assignments.exists():
         return participant.n_assigned
     items = list(study.items.values_list("id", "is_control"))
+    # The overlap so far: first presentations of participants still at work, plus the answers
+    # of those whose unanswered assignments were reclaimed (annotation.services.
+    # participants_reclaim). Two aggregate queries (the reverse relation "responses" is the
+    # annotation app's).
     counts = dict(
         Item.objects.filter(study=study)
-        .annotate(n=Count("assignments", filter=Q(assignments__presentation=1)))
+        .annotate(n=Count("assignments", filter=Q(assignments__presentation=1,
+                                                  assignments__participant__reclaimed_at=None)))
         .values_list("id", "n")
     )
+    if study.participants.filter(reclaimed_at__isnull=False).exists():
+        answered = (Item.objects.filter(study=study)
+                    .annotate(n=Count("responses", filter=Q(
+                        responses__presentation=1, responses__is_current=True,
+                        responses__participant__reclaimed_at__isnull=False)))
+                    .filter(n__gt=0).values_list("id", "n"))
+        for item, n in answered:
+            counts[item] = counts.get(item, 0) + n
     seed = participant_seed(study.seed, participant.pk)
     plan = plan_presentations(
         [i for i, _ in items],
@@ -494,12 +507,21 @@ def participants_invite(*, study: Study, count: int, label: str = "") -> list[Pa
     return created
 
 
-def participant_enrol(*, study: Study, source: str, external_id: str, meta: dict) -> Participant:
-    """Return the participant of a platform id on the study's open link, creating it once."""
+def participant_enrol(*, study: Study, source: str, external_id: str, meta: dict,
+                      consented: bool = False) -> Participant:
+    """Return the participant of a platform id on the study's open link, creating it once.
+
+    The open link calls it only from the consent form's POST (``consented``): merely opening
+    the link (a chat app's link preview) creates no participant, so the completion rate counts
+    consenting people only."""
+    now = timezone.now() if consented else None
     with transaction.atomic():
         participant, created = Participant.objects.get_or_create(
-            study=study, source=source, external_id=external_id, defaults={"meta": meta}
+            study=study, source=source, external_id=external_id,
+            defaults={"meta": meta, "consented_at": now}
         )
+    if now is not None and participant.consented_at is None:
+        participant_consent(participant=participant)
     if created or not participant.n_assigned:
         participant_assign(participant=participant)
         participant.refresh_from_db()

@@ -112,6 +112,21 @@ def test_it_shows_every_section_of_the_stored_results(owner_client, demos):
     assert "style=" not in html
 
 
+def test_the_completion_rate_counts_consenting_people_only(owner_client, demos):
+    from studies.services import participants_invite
+
+    demo = demos["demo-coref"]
+    finished_run(demo.study)
+    before = re.search(r'id="completion">([^<]*)<small>([^<]*)<',
+                       owner_client.get(url("dashboard", demo.study)).content.decode()).groups()
+    consented = demo.study.participants.filter(consented_at__isnull=False).count()
+    assert consented and before[1] == f"of {consented} who consented"
+    participants_invite(study=demo.study, count=5)  # links made, never opened
+    after = re.search(r'id="completion">([^<]*)<small>([^<]*)<',
+                      owner_client.get(url("dashboard", demo.study)).content.decode()).groups()
+    assert after == before
+
+
 def test_the_per_annotator_sections_follow_the_chosen_scale(owner_client, demos):
     study = demos["demo-coref"].study
     run = finished_run(study)

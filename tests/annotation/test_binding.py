@@ -18,7 +18,14 @@ pytestmark = pytest.mark.django_db
 
 
 def join(client: Client, study, query: str):
-    return client.get(f"/join/{study.open_token}/?{query}")
+    """Open the open link and, on its consent page, agree: the form posts to the same URL (a
+    participant exists only from then on)."""
+    url = f"/join/{study.open_token}/?{query}"
+    page = client.get(url)
+    if page.status_code != 200:
+        return page
+    entry = re.search(r'name="entry" value="([^"]+)"', page.content.decode())
+    return client.post(url, {"entry": entry.group(1)} if entry else {})
 
 
 def binding_of(response) -> str:
@@ -46,8 +53,8 @@ def test_a_second_browser_with_the_same_platform_id_is_refused(alice, make_study
     owner = Client()
     started = join(owner, study, first)
     participant = Participant.objects.get(source=platform)
-    assert started.status_code == 302 and participant.binding
-    assert started["Location"].startswith(f"/a/{participant.token}/?b=")
+    assert started.status_code == 302 and participant.binding and participant.consented_at
+    assert started["Location"].startswith(f"/a/{participant.token}/instructions/?b=")
 
     attacker = Client()
     for query in (other, other.split("&")[0], other + "&SESSION_ID=guess"):
@@ -79,13 +86,14 @@ def test_the_binding_travels_in_links_and_forms_inside_a_frame(alice, make_study
     cookie_jar = Client()
     location = join(cookie_jar, study, "workerId=W9&assignmentId=A9&hitId=H")["Location"]
     participant = Participant.objects.get()
+    again = join(cookie_jar, study, "workerId=W9&assignmentId=A9&hitId=H")["Location"]
     token = binding_of(join(cookie_jar, study, "workerId=W9&assignmentId=A9&hitId=H"))
+    assert again == f"/a/{participant.token}/?b={token}"
     frame = framed()  # from here on, only what the pages carry
-    consent = frame.get(location)
-    assert consent.status_code == 200
-    consented = frame.post(location)  # the form posts to its own URL, token included
-    assert consented.status_code == 302 and consented["Location"].endswith(f"?b={token}")
-    instructions = frame.get(consented["Location"]).content.decode()
+    consented = frame.get(again)  # consent given already: on to the items
+    assert consented.status_code == 302 and consented["Location"].endswith(f"/next/?b={token}")
+    assert location.endswith(f"/instructions/?b={token}")
+    instructions = frame.get(location).content.decode()
     start = re.search(r'href="([^"]*/next/[^"]*)"', instructions).group(1)
     assert start.endswith(f"?b={token}")
     item = frame.get(start).content.decode()

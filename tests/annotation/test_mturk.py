@@ -30,8 +30,11 @@ HOSTILE_TARGETS = [
 
 
 def join(client, study, turk_submit_to: str, worker: str = "W1"):
-    return client.get(f"/join/{study.open_token}/?workerId={worker}&assignmentId=A1&hitId=H1"
-                      f"&turkSubmitTo={quote(turk_submit_to, safe='')}")
+    """Open the link, then agree on its consent page (the form posts to the same URL)."""
+    url = (f"/join/{study.open_token}/?workerId={worker}&assignmentId=A1&hitId=H1"
+           f"&turkSubmitTo={quote(turk_submit_to, safe='')}")
+    assert client.get(url).status_code == 200
+    return client.post(url)
 
 
 def finish(client, participant) -> str:

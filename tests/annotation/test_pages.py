@@ -1,8 +1,10 @@
 """The annotator's pages: consent, instructions, resume, completion, platform links, language."""
 
+import re
 import uuid
 
 import pytest
+from django.test import Client
 
 from annotation.models import Response
 from studies.models import Participant
@@ -69,31 +71,80 @@ def test_it_speaks_the_study_language(client, alice):
     assert "Pas encore enregistré".encode() in item.content
 
 
+def entry_of(page) -> dict:
+    """The consent form's fields (an anonymous browser's signed entry), as the browser posts."""
+    found = re.search(r'name="entry" value="([^"]+)"', page.content.decode())
+    return {"entry": found.group(1)} if found else {}
+
+
 def test_the_open_link_enrols_a_prolific_participant_once(client, alice, make_study):
     study = make_study(alice)
     url = f"/join/{study.open_token}/?PROLIFIC_PID=p123&STUDY_ID=s9&SESSION_ID=x1"
-    first = client.get(url)
-    second = client.get(url)
+    page = client.get(url)
+    assert page.status_code == 200 and b"I agree, continue" in page.content
+    assert not Participant.objects.exists()  # opening the link is no consent
+    first = client.post(url)
+    second = client.post(url)  # the form posted twice
     participant = Participant.objects.get(study=study, external_id="p123")
     assert participant.source == "prolific" and participant.meta == {"STUDY_ID": "s9", "SESSION_ID": "x1"}
-    assert first["Location"] == second["Location"]  # the same browser, the same binding
-    assert first["Location"].startswith(f"/a/{participant.token}/?b=")
-    assert participant.n_assigned == 5
+    assert participant.consented_at is not None and participant.binding
+    assert first["Location"].startswith(f"/a/{participant.token}/instructions/?b=")
+    # The same browser again: on to its pages, with the same binding.
+    assert second["Location"] == f"/a/{participant.token}/?b=" + first["Location"].split("?b=")[1]
+    assert client.get(url)["Location"] == second["Location"]
+    assert participant.n_assigned == 5 and Participant.objects.count() == 1
+
+
+@pytest.mark.parametrize("query", ["", "?PROLIFIC_PID=p1&SESSION_ID=s", "?workerId=W1&assignmentId=A1"])
+def test_opening_the_open_link_creates_no_participant(client, alice, make_study, query):
+    """A chat app's link preview fetches the link (GET, sometimes HEAD): nobody is enrolled, so
+    the completion rate counts consenting people only."""
+    study = make_study(alice)
+    url = f"/join/{study.open_token}/{query}"
+    for _ in range(3):
+        page = client.get(url)
+        assert page.status_code == 200 and b"I agree, continue" in page.content
+        assert Client().get(url).status_code == 200  # another browser, no cookie
+    head = Client().head(url)
+    assert head.status_code == 200 and head.content == b""
+    assert not Participant.objects.exists()
+    consented = client.post(url, entry_of(page))
+    participant = Participant.objects.get()
+    assert consented.status_code == 302 and participant.consented_at is not None
+    assert consented["Location"].startswith(f"/a/{participant.token}/instructions/")
+    assert client.get(consented["Location"]).status_code == 200
 
 
 def test_the_open_link_shows_a_preview_to_mturk_workers_before_they_accept(client, alice, make_study):
     study = make_study(alice)
     page = client.get(f"/join/{study.open_token}/?workerId=W1&assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE")
     assert b"Accept the HIT" in page.content and not Participant.objects.exists()
-    client.get(f"/join/{study.open_token}/?workerId=W1&assignmentId=A1&hitId=H1")
+    client.post(f"/join/{study.open_token}/?workerId=W1&assignmentId=A1&hitId=H1")
     assert Participant.objects.get().source == "mturk"
 
 
 def test_the_open_link_keeps_one_anonymous_participant_per_browser(client, alice, make_study):
     study = make_study(alice)
-    first = client.get(f"/join/{study.open_token}/")
-    second = client.get(f"/join/{study.open_token}/")
-    assert first["Location"] == second["Location"] and Participant.objects.count() == 1
+    url = f"/join/{study.open_token}/"
+    page = client.get(url)
+    first = client.post(url, entry_of(page))
+    second = client.post(url, entry_of(page))  # the consent form posted twice
+    participant = Participant.objects.get()
+    assert first["Location"] == f"/a/{participant.token}/instructions/"
+    assert second["Location"] == f"/a/{participant.token}/"  # the same participant
+    assert client.get(url)["Location"] == f"/a/{participant.token}/"
+    # The same form posted twice from a browser that lost its session: still one participant.
+    assert Client().post(url, entry_of(page))["Location"] == f"/a/{participant.token}/instructions/"
+    assert Participant.objects.count() == 1
+    # Another browser is another participant; a forged or missing entry enrols nobody.
+    other = Client()
+    other.post(url, entry_of(other.get(url)))
+    assert Participant.objects.count() == 2
+    for forged in ({}, {"entry": "abc"}, {"entry": entry_of(page)["entry"] + "x"}):
+        refused = Client().post(url, forged)
+        assert refused.status_code == 400 and b"open the study" in refused.content
+        assert f'href="{url}"'.encode() in refused.content  # back to the consent page
+    assert Participant.objects.count() == 2
 
 
 def test_a_closed_study_turns_annotators_away(client, alice, make_study):
