@@ -25,6 +25,8 @@ from .definitions import validate_definition
 from .models import Item, Membership, Participant, Question, Study
 from .selectors import Role, StudyScopedMixin, study_definition, study_get, study_list
 from .services import (
+    item_delete,
+    item_update,
     items_import,
     member_add,
     member_change,
@@ -261,10 +263,50 @@ class StudyViewSet(viewsets.ReadOnlyModelViewSet):
         return Response(counts)
 
 
-class ItemViewSet(StudyScopedMixin, mixins.ListModelMixin, viewsets.GenericViewSet):
+class ItemEditSerializer(serializers.Serializer):
+    text = serializers.CharField(required=False, allow_blank=True, max_length=100_000)
+    text_a = serializers.CharField(required=False, allow_blank=True, max_length=100_000)
+    text_b = serializers.CharField(required=False, allow_blank=True, max_length=100_000)
+    is_control = serializers.BooleanField(required=False)
+
+
+class ItemViewSet(StudyScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin,
+                  viewsets.GenericViewSet):
+    """Items by their imported id (URL-encoded): `/api/studies/<slug>/items/<id>/`."""
+
     serializer_class = ItemSerializer
     queryset = Item.objects.none()
-    parser_classes = [MultiPartParser, FormParser]
+    parser_classes = [MultiPartParser, FormParser, JSONParser]
+    lookup_field = "external_id"
+    lookup_url_kwarg = "item_id"
+    lookup_value_regex = "[^/]+"
+
+    @extend_schema(request=ItemEditSerializer, responses={200: ItemSerializer, 400: PROBLEMS},
+                   description="Edit an item while the study is a draft and the item has no "
+                               "answers (its texts, its control flag); recorded in the history. "
+                               "Editor.")
+    def partial_update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        item = self.get_object()
+        body = ItemEditSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            item_update(item=item, user=request.user, **body.validated_data)
+        except InputError as exc:
+            return problems_response(exc)
+        return Response(ItemSerializer(Item.objects.get(pk=item.pk)).data)
+
+    @extend_schema(request=None, responses={200: inline_serializer("ItemDeleted", {
+                       "deleted": serializers.CharField()}), 400: PROBLEMS},
+                   description="Delete an item while the study is a draft and the item has no "
+                               "answers; recorded in the history. Editor.")
+    @action(detail=True, methods=["post"], url_path="delete")
+    def delete_item(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        item = self.get_object()
+        try:
+            item_delete(item=item, user=request.user)
+        except InputError as exc:
+            return problems_response(exc)
+        return Response({"deleted": item.external_id})
 
     def get_queryset(self):
         if self.schema_only():

@@ -154,3 +154,23 @@ def test_it_excludes_an_annotator_from_the_analysis_and_back(alice, make_study):
     back = api.post(f"/api/studies/ex/participants/{invited['id']}/exclude/", {"excluded": False},
                     format="json")
     assert back.json() == {"excluded_annotators": []}
+
+
+def test_it_edits_and_deletes_an_item_of_a_draft_only(alice, make_study):
+    from studies.models import Item, StudyEvent
+
+    make_study(alice, slug="d", items="id,text\ni 1,First\ni2,Second\n", open=False)
+    api = api_for(alice)
+    edited = api.patch("/api/studies/d/items/i%201/", {"text": "First, edited", "is_control": True},
+                       format="json")
+    assert edited.status_code == 200, edited.content
+    assert edited.json()["text"] == "First, edited" and edited.json()["is_control"] is True
+    assert api.patch("/api/studies/d/items/i2/", {"is_control": "maybe"},
+                     format="json").status_code == 400
+    assert api.post("/api/studies/d/items/i2/delete/").json() == {"deleted": "i2"}
+    assert list(Item.objects.values_list("external_id", flat=True)) == ["i 1"]
+    assert {"item_edit", "item_delete"} <= set(StudyEvent.objects.values_list("action", flat=True))
+    make_study(alice, slug="o")
+    refused = api.patch("/api/studies/o/items/i1/", {"text": "x"}, format="json")
+    assert refused.status_code == 400 and "draft" in refused.json()["detail"]
+    assert api.get("/api/studies/o/items/nope/").status_code == 404
