@@ -35,6 +35,16 @@ class ItemUploadForm(forms.Form):
                                      "metric:*, feature:*, meta:*")
 
 
+class CorefUploadForm(forms.Form):
+    """A gold and a system coreference file: one item per document, metrics on import."""
+
+    gold = forms.FileField(label="Gold annotation",
+                           help_text="CoNLL-2012 or RuCoCo JSON: one document per item.")
+    system = forms.FileField(label="System annotation", help_text="The same documents, same format.")
+    format = forms.ChoiceField(label="Format", choices=[("conll2012", "CoNLL-2012"),
+                                                        ("rucoco-json", "RuCoCo JSON")])
+
+
 class InviteForm(forms.Form):
     count = forms.IntegerField(min_value=1, max_value=1000, initial=1)
     label = forms.CharField(max_length=200, required=False)

@@ -15,12 +15,13 @@ from django.utils import translation
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from core.problems import InputError
+from core.problems import Collector, InputError
 from core.tabular import size_over_limit
 
 from .forms import (
     CloneForm,
     ControlsForm,
+    CorefUploadForm,
     DefinitionUploadForm,
     DeleteStudyForm,
     InviteForm,
@@ -46,6 +47,7 @@ from .selectors import (
 )
 from .services import (
     controls_generate,
+    coref_items_import,
     item_delete,
     item_update,
     items_import,
@@ -120,6 +122,7 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "participants": participants,
         "n_complete": sum(p.is_complete for p in participants),
         "upload_form": ItemUploadForm(),
+        "coref_form": CorefUploadForm(),
         "invite_form": InviteForm(),
         "controls_form": ControlsForm(),
         "site": request.build_absolute_uri("/").rstrip("/"),
@@ -154,6 +157,41 @@ def _items_upload(request: HttpRequest, slug: str) -> HttpResponse:
         return render(request, "studies/upload_errors.html",
                       {"study": study, "error": exc, "filename": upload.name}, status=400)
     messages.success(request, f"Imported {count} items from {upload.name}.")
+    return redirect("studies:detail", slug=slug)
+
+
+@login_required
+@require_POST
+def coref_upload(request: HttpRequest, slug: str) -> HttpResponse:
+    """Add coreference items from a gold and a system file, read as the CoNLL scorer reads them:
+    every problem of both files on one page (nothing imported), warnings shown after the import."""
+    study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
+    form = CorefUploadForm(request.POST, request.FILES)
+    if not form.is_valid():
+        messages.error(request, "Choose a gold file, a system file and their format.")
+        return redirect("studies:detail", slug=slug)
+    gold, system = form.cleaned_data["gold"], form.cleaned_data["system"]
+    limit = settings.CONCORD_MAX_UPLOAD_BYTES
+    for upload in (gold, system):
+        if upload.size > limit:
+            messages.error(request, f"{upload.name}: {size_over_limit(upload.size, limit=limit)}."
+                                    " Nothing was imported.")
+            return redirect("studies:detail", slug=slug)
+    warnings = Collector(gold.name)
+    try:
+        count = coref_items_import(study=study, gold=gold.read(), system=system.read(),
+                                   gold_name=gold.name, system_name=system.name,
+                                   fmt=form.cleaned_data["format"], warnings=warnings)
+    except InputError as exc:
+        return render(request, "studies/upload_errors.html",
+                      {"study": study, "error": exc, "filename": gold.name}, status=400)
+    messages.success(request, f"Imported {count} coreference item{'s' if count != 1 else ''} "
+                              f"from {gold.name} and {system.name}.")
+    if warnings:
+        shown = "; ".join(str(p) for p in warnings.problems[:10])
+        more = f" (and {warnings.count - 10} more)" if warnings.count > 10 else ""
+        messages.warning(request, f"{warnings.count} warning(s), read as the CoNLL scorer reads "
+                                  f"the files: {shown}{more}")
     return redirect("studies:detail", slug=slug)
 
 

@@ -298,3 +298,33 @@ def test_annotated_text_is_escaped(coref_study, alice_client):
     assert "<script>alert" not in html and "<b>Ann" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "“&lt;b&gt;Ann”" in html or "“&lt;script&gt;alert(1)&lt;/script&gt;”" in html
+
+
+def test_the_browser_imports_coreference_documents_and_shows_the_warnings(coref_study, alice_client):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    reply = alice_client.post(f"/studies/{coref_study.slug}/items/coreference/", {
+        "gold": SimpleUploadedFile("gold.conll", GOLD_CONLL.replace("news 0 1 met -",
+                                                                    "news 0 1 met *").encode()),
+        "system": SimpleUploadedFile("sys.conll", SYSTEM_CONLL.encode()),
+        "format": "conll2012"}, follow=True)
+    page = reply.content.decode()
+    assert "Imported 2 coreference items from gold.conll and sys.conll." in page
+    assert "1 warning(s)" in page and "ignored &#x27;*&#x27; in the coreference column" in page
+    assert coref_study.items.count() == 2
+
+
+def test_the_browser_lists_every_problem_of_both_files_and_imports_nothing(coref_study,
+                                                                            alice_client):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    reply = alice_client.post(f"/studies/{coref_study.slug}/items/coreference/", {
+        "gold": SimpleUploadedFile("gold.conll", GOLD_CONLL.replace("news 0 1 met -",
+                                                                    "news 0 1 met 4)").encode()),
+        "system": SimpleUploadedFile("sys.conll", SYSTEM_CONLL.replace(
+            "news 0 4 . -", "news 0 4 . (9").encode()),
+        "format": "conll2012"})
+    assert reply.status_code == 400
+    assert b"closing bracket 4) without an opening one" in reply.content
+    assert b"unclosed mention (9" in reply.content
+    assert coref_study.items.count() == 0
