@@ -38,7 +38,7 @@ from core.responses import (
 )
 from core.tabular import size_over_limit
 from studies.models import Assignment, Participant, Question, Study
-from studies.services import pseudonyms_assign
+from studies.services import pseudonyms_assign, screening_decide
 
 from .models import Answer, Response
 from .selectors import hot_cursor, revisable
@@ -333,8 +333,13 @@ def response_submit(
         if stored[3] is None:
             # The participant's first stored answer: they get their pseudonym now (once).
             pseudonyms_assign(study_id=study.pk, participant_ids=[participant.pk])
-        return SubmitResult(response_id=stored[0], created=True, answered=stored[1],
-                            assigned=stored[2])
+        answered, assigned = stored[1], stored[2]
+        if participant.screening == Participant.Screening.PENDING and answered >= assigned:
+            # The last screening item: pass (the main items are assigned) or screened out.
+            screening_decide(participant=participant)
+            assigned = participant.n_assigned
+        return SubmitResult(response_id=stored[0], created=True, answered=answered,
+                            assigned=assigned)
     retry = _retried(connection, db_client_id, participant=participant, position=position)
     if retry is not None:
         return retry
@@ -363,7 +368,8 @@ def _revise(*, participant: Participant, position: int, answers: Sequence[Answer
     """Store a changed answer as the next revision of an answered position (locked, atomic)."""
     try:
         with transaction.atomic():
-            assignment = (Assignment.objects.select_for_update()
+            assignment = (Assignment.objects.select_for_update(of=("self",))
+                          .select_related("item")
                           .filter(participant=participant, position=position).first())
             if assignment is None:
                 raise AnswerRejected("no such item in this assignment", status=404)

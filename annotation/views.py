@@ -30,7 +30,7 @@ from core.responses import MAX_ACTIVE_MS
 from core.tabular import json_too_deep
 from studies.models import Participant, Study
 from studies.selectors import Role, study_get
-from studies.services import participant_consent, participant_enrol
+from studies.services import participant_consent, participant_enrol, screening_decide
 
 from .binding import (
     COOKIE_MAX_AGE,
@@ -146,7 +146,13 @@ def instructions(request: HttpRequest, participant: Participant) -> HttpResponse
 def next_item(request: HttpRequest, participant: Participant) -> HttpResponse:
     if participant.consented_at is None:
         return _go(request, "consent", participant)
+    if participant.screening == Participant.Screening.FAILED:
+        return _screened_out(request, participant)
     assignment = next_assignment(participant=participant)
+    if assignment is None and participant.screening == Participant.Screening.PENDING:
+        # Every screening item answered but not decided yet (the deciding request failed).
+        screening_decide(participant=participant)
+        assignment = next_assignment(participant=participant)
     if assignment is None:
         return _go(request, "done", participant)
     if not participant.study.is_open:
@@ -335,9 +341,26 @@ def _completion_link(study: Study) -> str:
     return f"{study.completion_url}{sep}cc={study.completion_code}"
 
 
+def _screened_out(request: HttpRequest, participant: Participant) -> HttpResponse:
+    """The polite end page of an annotator who did not pass the screening, with the study's
+    distinct screened-out code (and link back to the platform)."""
+    study = participant.study
+    link = ""
+    if study.screened_out_url:
+        sep = "&" if "?" in study.screened_out_url else "?"
+        link = f"{study.screened_out_url}{sep}cc={study.screened_out_code}"
+    crowd = participant.source in (Participant.Source.PROLIFIC, Participant.Source.MTURK,
+                                   Participant.Source.OPEN)
+    return render(request, "annotation/screened_out.html", {
+        "study": study, "participant": participant, "link": link, "show_code": crowd,
+    })
+
+
 @require_GET
 @annotator_page
 def done(request: HttpRequest, participant: Participant) -> HttpResponse:
+    if participant.screening == Participant.Screening.FAILED:
+        return _screened_out(request, participant)
     if next_assignment(participant=participant) is not None:
         return _go(request, "next", participant)
     study = participant.study

@@ -31,6 +31,7 @@ from core.metrics.features import error_features
 from core.metrics.formats import FORMATS, conll_tokens, read_gold_and_system
 from core.metrics.similarity import SIMILARITY_METRICS
 from core.problems import Collector, InputError, Problem
+from core.screening import item_correct, screening_passed
 from core.settings import AnalysisSettings, SettingsError
 from core.tabular import decode
 
@@ -219,7 +220,8 @@ def items_import(*, study: Study, data: bytes, filename: str) -> int:
                                   "items can only be added while the study is a draft")])
     existing = set(study.items.values_list("external_id", flat=True))
     rows = items_parse(data, filename=filename, display=study.display, existing_ids=existing,
-                       max_bytes=settings.CONCORD_MAX_UPLOAD_BYTES)
+                       max_bytes=settings.CONCORD_MAX_UPLOAD_BYTES,
+                       questions={q.key: tuple(q.domain) for q in study.question_list})
     if study.display == Study.Display.PAIR:
         problems = sentiment_problems(rows, filename=filename)
         if problems:
@@ -239,6 +241,9 @@ def items_import(*, study: Study, data: bytes, filename: str) -> int:
                 metrics=row.metrics,
                 features=row.features,
                 meta=row.meta,
+                role=row.role,
+                gold=row.gold,
+                tolerance=row.tolerance,
             )
             for n, row in enumerate(rows)
         )
@@ -446,15 +451,33 @@ def study_delete(*, study: Study, confirm_slug: str,
 def participant_assign(*, participant: Participant) -> int:
     """Build and record the participant's ordered presentations (once).
 
+    A study with screening items assigns those first (in the items' order) and nothing else:
+    the main presentations follow only once the screening is passed (`screening_decide`).
     The study row is locked so that concurrent enrolments see each other's counts and the
     overlap stays balanced.
     """
     study = Study.objects.select_for_update().get(pk=participant.study_id)
     if participant.assignments.exists():
         return participant.n_assigned
-    items = list(study.items.values_list("id", "is_control"))
+    screening = list(study.items.filter(role=Item.Role.SCREENING).order_by("position")
+                     .values_list("id", flat=True))
+    if screening:
+        Assignment.objects.bulk_create(
+            Assignment(participant=participant, item_id=item, position=pos)
+            for pos, item in enumerate(screening))
+        participant.n_assigned = len(screening)
+        participant.screening = Participant.Screening.PENDING
+        participant.screening_total = len(screening)
+        participant.save(update_fields=["n_assigned", "screening", "screening_total"])
+        return len(screening)
+    return _main_assign(study, participant, offset=0)
+
+
+def _main_assign(study: Study, participant: Participant, *, offset: int) -> int:
+    """Record the main presentations after the first ``offset`` positions (study row locked)."""
+    items = list(study.items.filter(role=Item.Role.MAIN).values_list("id", "is_control"))
     counts = dict(
-        Item.objects.filter(study=study)
+        Item.objects.filter(study=study, role=Item.Role.MAIN)
         .annotate(n=Count("assignments", filter=Q(assignments__presentation=1)))
         .values_list("id", "n")
     )
@@ -467,13 +490,65 @@ def participant_assign(*, participant: Participant) -> int:
         control_ids=frozenset(i for i, control in items if control),
     )
     Assignment.objects.bulk_create(
-        Assignment(participant=participant, item_id=item, position=pos, presentation=pres)
+        Assignment(participant=participant, item_id=item, position=offset + pos,
+                   presentation=pres)
         for pos, (item, pres) in enumerate(plan)
     )
     participant.order_seed = seed
-    participant.n_assigned = len(plan)
+    participant.n_assigned = offset + len(plan)
     participant.save(update_fields=["order_seed", "n_assigned"])
-    return len(plan)
+    return offset + len(plan)
+
+
+def screening_decide(*, participant: Participant) -> str:
+    """Decide a participant's screening once every screening item is answered; return the
+    participant's screening state ("pending" while items are left).
+
+    Passed: the main presentations are assigned after the screening ones (and the participant
+    is no longer complete). Failed: nothing more is assigned; the participant is not complete
+    (the done page shows the screened-out page instead). Idempotent and locked, so two requests
+    finishing at once decide once.
+    """
+    from annotation.models import Answer
+
+    with transaction.atomic():
+        study = Study.objects.select_for_update().get(pk=participant.study_id)
+        row = Participant.objects.select_for_update().get(pk=participant.pk)
+        if row.screening != Participant.Screening.PENDING:
+            _copy_screening(participant, row)
+            return row.screening
+        items = {pk: (gold, tolerance) for pk, gold, tolerance in Item.objects.filter(
+            assignments__participant=row, role=Item.Role.SCREENING)
+            .values_list("pk", "gold", "tolerance")}
+        answers: dict[int, dict[str, float | None]] = {}
+        for item, key, value in Answer.objects.filter(
+                response__participant=row, response__is_current=True,
+                response__item_id__in=list(items)).values_list(
+                    "response__item_id", "question__key", "value"):
+            answers.setdefault(item, {})[key] = value
+        if len(answers) < len(items):
+            return row.screening
+        correct = sum(item_correct(gold, tolerance, answers[pk])
+                      for pk, (gold, tolerance) in items.items())
+        passed = screening_passed(correct, len(items), pass_share=study.screening_pass_share,
+                                  pass_count=study.screening_pass_count)
+        row.screening = (Participant.Screening.PASSED if passed
+                         else Participant.Screening.FAILED)
+        row.screening_correct = correct
+        row.screening_total = len(items)
+        row.completed_at = None
+        row.save(update_fields=["screening", "screening_correct", "screening_total",
+                                "completed_at"])
+        if passed:
+            _main_assign(study, row, offset=len(items))
+        _copy_screening(participant, row)
+        return row.screening
+
+
+def _copy_screening(participant: Participant, row: Participant) -> None:
+    for name in ("screening", "screening_correct", "screening_total", "completed_at",
+                 "n_assigned", "n_answered", "order_seed"):
+        setattr(participant, name, getattr(row, name))
 
 
 @transaction.atomic
