@@ -62,6 +62,10 @@ class Study(models.Model):
     # What a screened-out crowd annotator is shown: a code distinct from the completion code.
     screened_out_code = models.CharField(max_length=32, default=new_completion_code)
     screened_out_url = models.URLField(blank=True, help_text="e.g. Prolific's screened-out URL.")
+    # Attention checks: the next page warns after this many failed checks (0: never warns);
+    # the participant is stopped after check_stop_after failed checks (0: never stopped).
+    check_warn_after = models.PositiveSmallIntegerField(default=1)
+    check_stop_after = models.PositiveSmallIntegerField(default=2)
     analysis_settings = models.JSONField(default=dict, blank=True)
     # How many pseudonyms (A1, A2, …) have been handed out: the next one is A<this + 1>. Only
     # ever incremented (under the study's row lock), so a deleted participant leaves a gap.
@@ -182,6 +186,9 @@ class Item(models.Model):
     role = models.CharField(max_length=10, choices=Role.choices, default=Role.MAIN)
     gold = models.JSONField(default=dict, blank=True)
     tolerance = models.JSONField(default=dict, blank=True)
+    # A check item's chosen place among a participant's main presentations (1 = first);
+    # None: a seeded random place.
+    check_at = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["study", "position"]
@@ -311,6 +318,10 @@ class Participant(models.Model):
     screening = models.CharField(max_length=10, choices=Screening.choices, blank=True)
     screening_correct = models.PositiveIntegerField(null=True, blank=True)
     screening_total = models.PositiveIntegerField(null=True, blank=True)
+    # Attention checks answered and failed; stopped_at: stopped after too many failures.
+    checks_answered = models.PositiveIntegerField(default=0)
+    checks_failed = models.PositiveIntegerField(default=0)
+    stopped_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["study", "id"]

@@ -66,6 +66,7 @@ def study_create(
     analysis: dict[str, Any] | None = None,
     completion_url: str = "",
     show_gold: bool = True,
+    quality: dict[str, Any] | None = None,
 ) -> Study:
     """Create a study and its questions: from a preset, one custom scale, or a list of questions.
 
@@ -73,8 +74,10 @@ def study_create(
     (``summeval-4x5``); ``scale`` a scale preset name in ``{"preset": …}`` or a custom scale
     (values, labels, rubric, reductions, display); ``questions`` a list of question definitions
     (key, prompt, scale, required, comment, cant_judge; see `studies.definitions`).
-    ``display`` overrides the item display the scale implies.
+    ``display`` overrides the item display the scale implies. ``quality`` holds the screening
+    pass mark, the screened-out URL and the attention-check policy (`studies.definitions`).
     """
+    quality = quality or {}
     shown, specs = question_specs(preset=preset, scale=scale, questions=questions,
                                   language=language)
     design = design or {}
@@ -94,6 +97,11 @@ def study_create(
         completion_url=completion_url,
         show_gold=show_gold,
         analysis_settings=_analysis_settings(analysis),
+        screening_pass_share=quality.get("screening_pass_share", 1.0),
+        screening_pass_count=quality.get("screening_pass_count"),
+        screened_out_url=quality.get("screened_out_url", ""),
+        check_warn_after=quality.get("check_warn_after", 1),
+        check_stop_after=quality.get("check_stop_after", 2),
     )
     # Slugs are unique across researchers, yet another researcher's studies must behave as if
     # they did not exist: the slug is "taken", never "Study with this Slug already exists".
@@ -206,6 +214,7 @@ def study_create_from_definition(*, owner: AbstractBaseUser, definition: dict[st
         analysis=definition["analysis"],
         completion_url=definition["completion_url"],
         show_gold=definition["show_gold"],
+        quality=definition.get("quality"),
     )
 
 
@@ -1008,7 +1017,8 @@ def study_clone(*, study: Study, slug: str, title: str | None = None,
     clone = study_create_from_definition(owner=user, definition=definition)
     # The items, copied by one INSERT … SELECT (no row passes through Python).
     columns = ", ".join(("external_id", "position", "text", "text_a", "text_b", "is_control",
-                         "metrics", "features", "meta", "annotation"))
+                         "metrics", "features", "meta", "annotation", "role", "gold", "tolerance",
+                         "check_at"))
     table = Item._meta.db_table
     with connections[router.db_for_write(Item)].cursor() as cursor:
         cursor.execute(f"INSERT INTO {table} (study_id, {columns}) "  # noqa: S608 (names only)

@@ -134,3 +134,29 @@ def test_item_file_errors_name_line_and_column(make_study, alice, header, row, c
 
 def test_participant_state_choices_exist():
     assert Participant.Screening.FAILED == "failed"
+
+
+def test_the_definition_sets_the_pass_mark_and_the_check_policy(alice):
+    import json
+
+    from core.problems import Collector
+    from studies.definitions import load_definition, validate_definition
+    from studies.selectors import study_definition
+    from studies.services import study_create_from_definition
+
+    definition = {"slug": "q1", "title": "Q", "preset": "likert-0-7-coref",
+                  "quality": {"screening_pass_count": 3, "check_stop_after": 4,
+                              "screened_out_url": "https://example.org/out"}}
+    study = study_create_from_definition(
+        owner=alice, definition=load_definition(json.dumps(definition).encode(), "q.json"))
+    assert (study.screening_pass_count, study.check_stop_after, study.screened_out_url) == (
+        3, 4, "https://example.org/out")
+    again = study_definition(study=study)
+    assert again["quality"]["screening_pass_count"] == 3
+    bad = {"slug": "q2", "title": "Q", "preset": "likert-0-7-coref",
+           "quality": {"screening_pass_share": 1.5, "check_stop_after": -1, "nope": 1}}
+    with pytest.raises(InputError) as caught:
+        validate_definition(bad, Collector("q.json"))
+    columns = {p.column for p in caught.value.problems}
+    assert columns == {"quality.screening_pass_share", "quality.check_stop_after",
+                       "quality.nope"}
