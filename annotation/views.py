@@ -55,6 +55,7 @@ from .selectors import (
 )
 from .services import (
     AnswerRejected,
+    check_warning,
     answer_grace,
     assignment_shown,
     pending_import_confirm,
@@ -148,6 +149,8 @@ def next_item(request: HttpRequest, participant: Participant) -> HttpResponse:
         return _go(request, "consent", participant)
     if participant.screening == Participant.Screening.FAILED:
         return _screened_out(request, participant)
+    if participant.stopped_at is not None:
+        return _stopped(request, participant)
     assignment = next_assignment(participant=participant)
     if assignment is None and participant.screening == Participant.Screening.PENDING:
         # Every screening item answered but not decided yet (the deciding request failed).
@@ -161,7 +164,8 @@ def next_item(request: HttpRequest, participant: Participant) -> HttpResponse:
         if not answer_grace(study=participant.study, shown_at=assignment.shown_at):
             return _saved_page(request, participant)
     assignment_shown(assignment=assignment)
-    return _item_page(request, participant, assignment, current=None)
+    return _item_page(request, participant, assignment, current=None,
+                      warn=check_warning(participant=participant))
 
 
 @require_GET
@@ -170,6 +174,9 @@ def item_at(request: HttpRequest, participant: Participant, position: int) -> Ht
     """Show an item already answered again, with the current answers, to change them."""
     if participant.consented_at is None:
         return _go(request, "consent", participant)
+    if participant.stopped_at is not None or \
+            participant.screening == Participant.Screening.FAILED:
+        return _go(request, "next", participant)
     if not participant.study.is_open:
         return _saved_page(request, participant)
     assignment = assignment_at(participant=participant, position=position)
@@ -182,7 +189,7 @@ def item_at(request: HttpRequest, participant: Participant, position: int) -> Ht
 
 
 def _item_page(request: HttpRequest, participant: Participant, assignment,
-               current: dict | None) -> HttpResponse:
+               current: dict | None, warn: bool = False) -> HttpResponse:
     study = participant.study
     return render(request, "annotation/item.html", {
         "study": study,
@@ -199,6 +206,7 @@ def _item_page(request: HttpRequest, participant: Participant, assignment,
         "locked": current is not None and not revisable(assignment=assignment),
         "previous": assignment.position - 1 if assignment.position > 0 else None,
         "preview": False,
+        "check_warning": warn,
     })
 
 
@@ -341,6 +349,12 @@ def _completion_link(study: Study) -> str:
     return f"{study.completion_url}{sep}cc={study.completion_code}"
 
 
+def _stopped(request: HttpRequest, participant: Participant) -> HttpResponse:
+    """The polite end page of an annotator stopped after too many failed attention checks."""
+    return render(request, "annotation/stopped.html",
+                  {"study": participant.study, "participant": participant})
+
+
 def _screened_out(request: HttpRequest, participant: Participant) -> HttpResponse:
     """The polite end page of an annotator who did not pass the screening, with the study's
     distinct screened-out code (and link back to the platform)."""
@@ -361,6 +375,8 @@ def _screened_out(request: HttpRequest, participant: Participant) -> HttpRespons
 def done(request: HttpRequest, participant: Participant) -> HttpResponse:
     if participant.screening == Participant.Screening.FAILED:
         return _screened_out(request, participant)
+    if participant.stopped_at is not None:
+        return _stopped(request, participant)
     if next_assignment(participant=participant) is not None:
         return _go(request, "next", participant)
     study = participant.study

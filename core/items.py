@@ -45,6 +45,7 @@ class ItemRow:
     role: str = "main"
     gold: dict[str, float] = field(default_factory=dict)
     tolerance: dict[str, float] = field(default_factory=dict)
+    check_at: int | None = None
 
 
 def _number(raw: str, errors: Collector, line: int, column: str) -> float | None:
@@ -69,7 +70,7 @@ def _prefixed_columns(header: list[str], errors: Collector,
     (and a `gold:`/`tolerance:` column naming no question of the study)."""
     prefixed: dict[str, tuple[str, str]] = {}
     for column in dict.fromkeys(header):  # each name once, in order
-        if column in ("id", "control", "role", *TEXT_COLUMNS):
+        if column in ("id", "control", "role", "check_at", *TEXT_COLUMNS):
             continue
         prefix, colon, name = column.partition(":")
         if colon and f"{prefix}:" in PREFIXES and name.strip():
@@ -81,7 +82,7 @@ def _prefixed_columns(header: list[str], errors: Collector,
             prefixed[column] = (prefix, name.strip())
         else:
             errors.add(
-                f"unknown column {column!r} (expected id, text, text_a, text_b, control, role, "
+                f"unknown column {column!r} (expected id, text, text_a, text_b, control, role, check_at, "
                 "metric:<name>, feature:<name>, meta:<name>, gold:<question>, "
                 "tolerance:<question>)",
                 line=1, column=column,
@@ -98,6 +99,16 @@ def _known_answers(item: ItemRow, row: Mapping[str, str], line: int, errors: Col
                    column="role")
         return
     item.role = role
+    at = row.get("check_at", "").strip()
+    if at:
+        if role != "check":
+            errors.add("check_at places an attention check: only for role check", line=line,
+                       column="check_at")
+        elif not at.isdigit() or not 1 <= int(at) <= 1_000_000:
+            errors.add(f"check_at is a place among the main items, from 1: not {at!r}",
+                       line=line, column="check_at")
+        else:
+            item.check_at = int(at)
     if role == "main":
         if item.gold or item.tolerance:
             errors.add("a main item has no known answer (gold:/tolerance: need role "

@@ -321,6 +321,9 @@ class Participant(models.Model):
     # Attention checks answered and failed; stopped_at: stopped after too many failures.
     checks_answered = models.PositiveIntegerField(default=0)
     checks_failed = models.PositiveIntegerField(default=0)
+    checks_warned = models.PositiveIntegerField(default=0)  # failures the pages have warned of
+    # The positions of the participant's attention checks (the answer path evaluates those).
+    check_positions = models.JSONField(default=list, blank=True)
     stopped_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

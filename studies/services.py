@@ -16,7 +16,7 @@ from django.db import IntegrityError, connections, models, router, transaction
 from django.db.models import Case, Count, Min, Q, Value, When
 from django.utils import timezone
 
-from core.design import Design, participant_seed, plan_presentations
+from core.design import Design, checks_place, participant_seed, plan_presentations
 from core.items import (
     ItemRow,
     coref_annotation,
@@ -253,6 +253,7 @@ def items_import(*, study: Study, data: bytes, filename: str) -> int:
                 role=row.role,
                 gold=row.gold,
                 tolerance=row.tolerance,
+                check_at=row.check_at,
             )
             for n, row in enumerate(rows)
         )
@@ -483,7 +484,9 @@ def participant_assign(*, participant: Participant) -> int:
 
 
 def _main_assign(study: Study, participant: Participant, *, offset: int) -> int:
-    """Record the main presentations after the first ``offset`` positions (study row locked)."""
+    """Record the main presentations after the first ``offset`` positions (study row locked),
+    with the study's attention checks among them: each at its ``check_at`` place among the main
+    presentations (1 = first) or, without one, at a seeded random place."""
     items = list(study.items.filter(role=Item.Role.MAIN).values_list("id", "is_control"))
     counts = dict(
         Item.objects.filter(study=study, role=Item.Role.MAIN)
@@ -498,15 +501,19 @@ def _main_assign(study: Study, participant: Participant, *, offset: int) -> int:
         assigned_counts=counts,
         control_ids=frozenset(i for i, control in items if control),
     )
+    checks = list(study.items.filter(role=Item.Role.CHECK).order_by("position")
+                  .values_list("id", "check_at"))
+    full, check_positions = checks_place(plan, checks, seed=seed)
     Assignment.objects.bulk_create(
         Assignment(participant=participant, item_id=item, position=offset + pos,
                    presentation=pres)
-        for pos, (item, pres) in enumerate(plan)
+        for pos, (item, pres) in enumerate(full)
     )
     participant.order_seed = seed
-    participant.n_assigned = offset + len(plan)
-    participant.save(update_fields=["order_seed", "n_assigned"])
-    return offset + len(plan)
+    participant.n_assigned = offset + len(full)
+    participant.check_positions = [offset + p for p in check_positions]
+    participant.save(update_fields=["order_seed", "n_assigned", "check_positions"])
+    return offset + len(full)
 
 
 def screening_decide(*, participant: Participant) -> str:
@@ -550,6 +557,7 @@ def screening_decide(*, participant: Participant) -> str:
                                 "completed_at"])
         if passed:
             _main_assign(study, row, offset=len(items))
+            participant.check_positions = row.check_positions
         _copy_screening(participant, row)
         return row.screening
 
