@@ -103,3 +103,14 @@ def latest_results(*, study: Study) -> dict | None:
 
     return (AnalysisRun.objects.filter(study=study, status=AnalysisRun.Status.DONE)
             .order_by("-finished_at", "-id").values_list("results", flat=True).first())
+
+
+def study_checks(*, study: Study) -> list[dict]:
+    """Per annotator who answered an attention check: the counts the results' ``attention_checks``
+    section reports (named by pseudonym). One query."""
+    rows = (Participant.objects.filter(study_id=study.pk, pseudonym_number__isnull=False,
+                                       checks_answered__gt=0)
+            .order_by("pseudonym_number")
+            .values_list("pseudonym_number", "checks_answered", "checks_failed", "stopped_at"))
+    return [{"annotator": f"A{n}", "answered": answered, "failed": failed,
+             "stopped": stopped is not None} for n, answered, failed, stopped in rows]

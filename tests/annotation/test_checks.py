@@ -141,3 +141,27 @@ def test_check_answers_are_final_and_outside_the_main_statistics(checked):
     data = study_questions(study=checked)[0].data
     assert data.item_ids == ["m1", "m2", "m3", "m4"]
     assert all(data.item_ids[i].startswith("m") for i in data.item.tolist())
+
+
+def test_the_results_report_each_annotators_check_accuracy(checked):
+    from analysis.services import analysis_run_create, analysis_run_execute
+
+    key = checked.primary_question.key
+    careful, careless = _invite(checked), _invite(checked)
+    for participant, wrong in ((careful, False), (careless, True)):
+        for position in range(participant.n_assigned):
+            item = participant.assignments.get(position=position).item
+            value = (0 if wrong else item.gold[key]) if item.gold else 3 + position % 3
+            try:
+                submit(participant, position, value)
+            except AnswerRejected:
+                break
+    run = analysis_run_execute(run_id=analysis_run_create(study=checked, enqueue=False).pk)
+    checks = {r["annotator"]: r for r in run.results["attention_checks"]}
+    careful.refresh_from_db()
+    careless.refresh_from_db()
+    assert checks[careful.pseudonym] == {"annotator": careful.pseudonym, "answered": 3,
+                                         "failed": 0, "accuracy": 1.0, "stopped": False}
+    assert checks[careless.pseudonym]["failed"] == 2
+    assert checks[careless.pseudonym]["accuracy"] == 0.0 and checks[careless.pseudonym]["stopped"]
+    assert run.results["items"] == ["m1", "m2", "m3", "m4"]
