@@ -32,7 +32,7 @@ READ_CHUNK = 5000  # rows per database round trip of .iterator()
 # The first ten columns are those of single-question exports before questions existed.
 RESPONSE_COLUMNS = ("annotator", "item", "presentation", "position", "duplicate", "value",
                     "active_ms", "submitted_at", "source", "control", "question", "missing",
-                    "comment", "revision")
+                    "comment", "revision", "role")
 REVISION_COLUMNS = ("annotator", "item", "presentation", "position", "revision", "current",
                     "question", "value", "missing", "comment", "active_ms", "submitted_at",
                     "source")
@@ -63,7 +63,8 @@ def export_is_large(*, study: Study, what: str) -> bool:
 _CURRENT_SQL = """
 SELECT first.participant_id, item.external_id, first.presentation, cur.position, question.key,
        answer.value, answer.missing, answer.comment, cur.revision, first.active_ms,
-       cur.received_at, cur.source, item.is_control, first.item_id, answer.question_id
+       cur.received_at, cur.source, item.is_control, first.item_id, answer.question_id,
+       item.role
 FROM {response} first
 JOIN {participant} p ON p.id = first.participant_id
 JOIN {response} cur ON cur.participant_id = first.participant_id
@@ -128,9 +129,10 @@ def response_rows(*, study: Study) -> Iterator[tuple]:
     """
     names = pseudonyms(study=study)
     for (pid, item, presentation, position, question, value, missing, comment, revision,
-         active_ms, received, source, control, _, _) in _stream(_CURRENT_SQL, [study.pk]):
+         active_ms, received, source, control, _, _, role) in _stream(_CURRENT_SQL, [study.pk]):
         yield (names[pid], item, presentation, position, presentation > 1, value, active_ms,
-               _aware(received), source, bool(control), question, missing, comment, revision)
+               _aware(received), source, bool(control), question, missing, comment, revision,
+               role)
 
 
 def revision_rows(*, study: Study) -> Iterator[tuple]:
@@ -181,7 +183,7 @@ def matrix_rows(*, study: Study, width: int,
     names = pseudonyms(study=study)
     current: int | None = None
     row: list = []
-    for (pid, _, presentation, _, _, value, *_, item, question) in _stream(
+    for (pid, _, presentation, _, _, value, *_, item, question, _role) in _stream(
             _CURRENT_SQL, [study.pk]):
         if pid != current:
             if current is not None:

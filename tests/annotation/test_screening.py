@@ -160,3 +160,26 @@ def test_the_definition_sets_the_pass_mark_and_the_check_policy(alice):
     columns = {p.column for p in caught.value.problems}
     assert columns == {"quality.screening_pass_share", "quality.check_stop_after",
                        "quality.nope"}
+
+
+def test_the_participants_page_summarises_the_screening(screened, alice_client):
+    passed, failed = _invite(screened), _invite(screened)
+    submit(passed, 0, 6)
+    submit(passed, 1, 1)
+    submit(failed, 0, 0)
+    submit(failed, 1, 0)
+    page = alice_client.get(f"/studies/{screened.slug}/participants/").content.decode()
+    assert "screening passed 2/2" in page and "screened out 1/2" in page
+
+
+def test_the_responses_export_names_each_answers_role(screened):
+    from exports.selectors import RESPONSE_COLUMNS, response_rows
+
+    passed = _invite(screened)
+    submit(passed, 0, 6)
+    submit(passed, 1, 1)
+    submit(passed, 2, 3)
+    role = RESPONSE_COLUMNS.index("role")
+    rows = {(row[1], row[role]) for row in response_rows(study=screened)}
+    main = passed.assignments.get(position=2).item.external_id
+    assert rows == {("s1", "screening"), ("s2", "screening"), (main, "main")}
