@@ -36,8 +36,8 @@ from core.responses import (
     responses_parse,
     responses_summarize,
 )
-from core.tabular import size_over_limit
 from core.screening import item_correct
+from core.tabular import size_over_limit
 from studies.models import Assignment, Item, Participant, Question, Study
 from studies.services import pseudonyms_assign, screening_decide
 

@@ -55,9 +55,9 @@ from .selectors import (
 )
 from .services import (
     AnswerRejected,
-    check_warning,
     answer_grace,
     assignment_shown,
+    check_warning,
     pending_import_confirm,
     pending_import_create,
     pending_import_discard,
