@@ -38,6 +38,7 @@ REVISION_COLUMNS = ("annotator", "item", "presentation", "position", "revision",
                     "source")
 TEXT_COLUMNS = ("text", "text_a", "text_b")
 PREFIXES = (("metrics", "metric:"), ("features", "feature:"), ("meta", "meta:"))
+KNOWN_PREFIXES = (("gold", "gold:"), ("tolerance", "tolerance:"))
 SENTIMENT_META = ("sentiment_a", "sentiment_b")
 PSEUDONYM_COLUMNS = ("pseudonym", "source", "external_id", "label")
 
@@ -203,14 +204,30 @@ def item_columns(*, study: Study) -> list[str]:
         **{name: Count("pk", filter=~Q(**{name: ""})) for name in TEXT_COLUMNS})
     needed = ("text_a", "text_b") if study.display == Study.Display.PAIR else ("text",)
     header = ["id"] + [n for n in TEXT_COLUMNS if n in needed or present[n]] + ["control"]
-    keys: dict[str, set[str]] = {attr: set() for attr, _ in PREFIXES}
-    rows = Item.objects.filter(study=study).values_list("metrics", "features", "meta")
-    for metrics, features, meta in rows.iterator(chunk_size=READ_CHUNK):
+    keys: dict[str, set[str]] = {attr: set() for attr, _ in PREFIXES + KNOWN_PREFIXES}
+    rows = Item.objects.filter(study=study).values_list("metrics", "features", "meta", "gold",
+                                                        "tolerance", "role", "check_at")
+    roles: set[str] = set()
+    placed = False
+    for metrics, features, meta, gold, tolerance, role, check_at in rows.iterator(
+            chunk_size=READ_CHUNK):
         keys["metrics"].update(metrics)
         keys["features"].update(features)
         keys["meta"].update(_exported_meta(study, meta))
+        keys["gold"].update(gold)
+        keys["tolerance"].update(tolerance)
+        roles.add(role)
+        placed = placed or check_at is not None
     for attr, prefix in PREFIXES:
         header += [prefix + name for name in sorted(keys[attr])]
+    # Screening and check items: their role, known answers and places (only when there are any,
+    # so a study without them exports the columns it always did).
+    if roles - {Item.Role.MAIN}:
+        header.append("role")
+        for attr, prefix in KNOWN_PREFIXES:
+            header += [prefix + name for name in sorted(keys[attr])]
+        if placed:
+            header.append("check_at")
     return header
 
 
@@ -232,12 +249,13 @@ def item_rows(*, study: Study, header: list[str]) -> Iterator[dict[str, Any]]:
     """Yield one {column: value} per item in import order; absent values are None. One query."""
     rows = (Item.objects.filter(study=study).order_by("position")
             .values_list("external_id", "text", "text_a", "text_b", "is_control", "metrics",
-                         "features", "meta"))
-    for external, text, text_a, text_b, control, metrics, features, meta in rows.iterator(
-            chunk_size=READ_CHUNK):
+                         "features", "meta", "role", "gold", "tolerance", "check_at"))
+    for (external, text, text_a, text_b, control, metrics, features, meta, role, gold,
+         tolerance, check_at) in rows.iterator(chunk_size=READ_CHUNK):
         values = {"id": external, "text": text, "text_a": text_a, "text_b": text_b,
-                  "control": int(control)}
-        stores = {"metric:": metrics, "feature:": features, "meta:": _exported_meta(study, meta)}
+                  "control": int(control), "role": role, "check_at": check_at}
+        stores = {"metric:": metrics, "feature:": features, "meta:": _exported_meta(study, meta),
+                  "gold:": gold, "tolerance:": tolerance}
         record = {}
         for column in header:
             prefix, _, name = column.partition(":")

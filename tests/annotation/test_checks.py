@@ -165,3 +165,26 @@ def test_the_results_report_each_annotators_check_accuracy(checked):
     assert checks[careless.pseudonym]["failed"] == 2
     assert checks[careless.pseudonym]["accuracy"] == 0.0 and checks[careless.pseudonym]["stopped"]
     assert run.results["items"] == ["m1", "m2", "m3", "m4"]
+
+
+def test_the_items_export_imports_back_with_roles_known_answers_and_places(checked, make_study,
+                                                                           alice):
+    import csv
+    import io
+
+    from exports.selectors import item_columns, item_rows
+    from studies.services import items_import
+
+    header = item_columns(study=checked)
+    key = checked.primary_question.key
+    assert {"role", f"gold:{key}", f"tolerance:{key}", "check_at"} <= set(header)
+    out = io.StringIO()
+    writer = csv.DictWriter(out, header)
+    writer.writeheader()
+    writer.writerows({k: ("" if v is None else v) for k, v in row.items()}
+                     for row in item_rows(study=checked, header=header))
+    copy = make_study(alice, slug="copy", items="", open=False)
+    items_import(study=copy, data=out.getvalue().encode(), filename="items.csv")
+    fields = ("external_id", "role", "gold", "tolerance", "check_at")
+    assert list(copy.items.order_by("position").values_list(*fields)) == list(
+        checked.items.order_by("position").values_list(*fields))
