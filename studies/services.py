@@ -393,7 +393,8 @@ def study_transition(*, study: Study, action: str,
                                   f"a {locked.get_status_display().lower()} study cannot be "
                                   f"{'opened' if action == 'open' else action + 'd'}")])
     if target == S.OPEN:
-        n_items = locked.items.count()
+        # The design is about the main items: screening and check items are shown to everyone.
+        n_items = locked.items.filter(role=Item.Role.MAIN).count()
         controls = locked.items.filter(is_control=True).count()
         problems = study_design(locked).problems(available=n_items, controls=controls)
         if problems:
