@@ -230,7 +230,7 @@ def items_import(*, study: Study, data: bytes, filename: str) -> int:
     existing = set(study.items.values_list("external_id", flat=True))
     rows = items_parse(data, filename=filename, display=study.display, existing_ids=existing,
                        max_bytes=settings.CONCORD_MAX_UPLOAD_BYTES,
-                       questions={q.key: tuple(q.domain) for q in study.question_list})
+                       questions={q.key: tuple(q.domain) for q in study.questions.all()})
     if study.display == Study.Display.PAIR:
         problems = sentiment_problems(rows, filename=filename)
         if problems:
