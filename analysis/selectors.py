@@ -13,12 +13,14 @@ from studies.selectors import pseudonyms
 # One row per answer of an answered presentation, in the order of the presentation's first
 # response (the order the analysis lists annotators in; they are named by their stored pseudonyms), with the first
 # response's active time (time is measured on the first answer) and the current revision's
-# answers to every question.  A presentation without any stored answer is not a row.
+# answers to every question.  A presentation without any stored answer is not a row, nor is an
+# answer to a screening or attention-check item (those never enter the main statistics).
 _ANSWERS_SQL = """
 SELECT first.id, first.participant_id, first.item_id, first.presentation, first.active_ms,
        answer.question_id, answer.value, answer.missing
 FROM {response} first
 JOIN {participant} p ON p.id = first.participant_id
+JOIN {item} i ON i.id = first.item_id AND i.role = 'main'
 JOIN {response} current ON current.participant_id = first.participant_id
      AND current.item_id = first.item_id AND current.presentation = first.presentation
      AND current.is_current
@@ -38,13 +40,14 @@ def study_questions(*, study: Study) -> list[QuestionData]:
     the first revision's.
     """
     questions = study.question_list
-    items = list(Item.objects.filter(study=study).order_by("position")
+    items = list(Item.objects.filter(study=study, role=Item.Role.MAIN).order_by("position")
                  .values_list("id", "external_id", "is_control", "metrics", "features", "meta",
                               "text", "text_a", "text_b"))
     index = {pk: n for n, (pk, *_) in enumerate(items)}
     column = {q.pk: n for n, q in enumerate(questions)}
     sql = _ANSWERS_SQL.format(response=Response._meta.db_table, answer=Answer._meta.db_table,
-                              participant=Participant._meta.db_table)
+                              participant=Participant._meta.db_table,
+                              item=Item._meta.db_table)
     rows: list[list] = [[], [], [], []]
     values: list[list[float]] = [[] for _ in questions]
     cant_judge: list[list[bool]] = [[] for _ in questions]
@@ -148,3 +151,14 @@ def latest_run(*, study: Study):
     return (AnalysisRun.objects.filter(study=study, status=AnalysisRun.Status.DONE)
             .order_by("-finished_at", "-id").only("pk", "finished_at", "results", "study_id")
             .first())
+
+
+def study_checks(*, study: Study) -> list[dict]:
+    """Per annotator who answered an attention check: the counts the results' ``attention_checks``
+    section reports (named by pseudonym). One query."""
+    rows = (Participant.objects.filter(study_id=study.pk, pseudonym_number__isnull=False,
+                                       checks_answered__gt=0)
+            .order_by("pseudonym_number")
+            .values_list("pseudonym_number", "checks_answered", "checks_failed", "stopped_at"))
+    return [{"annotator": f"A{n}", "answered": answered, "failed": failed,
+             "stopped": stopped is not None} for n, answered, failed, stopped in rows]

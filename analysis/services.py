@@ -23,7 +23,7 @@ from jobs.services import job_done, job_fail, job_progress, job_send, job_start
 from studies.models import Study
 
 from .models import AnalysisRun
-from .selectors import QuestionData, study_questions
+from .selectors import QuestionData, study_checks, study_questions
 
 
 @functools.cache
@@ -132,6 +132,7 @@ def analysis_run_complete(*, run: AnalysisRun, data: list[QuestionData] | None =
                    "code_version": run.code_version},
             progress=progress,
             trust_results=trust_results,
+            checks=study_checks(study=study),
         )
     except Exception as exc:
         analysis_run_fail(run_id=run.pk, error=exc)

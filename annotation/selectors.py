@@ -190,10 +190,12 @@ def current_answers(*, participant: Participant, assignment: Assignment) -> dict
 def revisable(*, assignment: Assignment) -> bool:
     """Whether an answer at this presentation may still be changed.
 
-    Once an item's repeat has been shown, its first presentation can no longer be revised:
+    A screening or check item's answer is final. Once an item's repeat has been shown, its first presentation can no longer be revised:
     going back to it would let the annotator compare their two answers (until the repeat is
     shown, going back reveals nothing, so it stays open).
     """
+    if assignment.item.role != Item.Role.MAIN:
+        return False  # screening and check answers are final
     return not (assignment.presentation == 1 and Assignment.objects.filter(
         participant_id=assignment.participant_id, item_id=assignment.item_id,
         presentation__gt=1, shown_at__isnull=False).exists())

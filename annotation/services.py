@@ -37,9 +37,10 @@ from core.responses import (
     responses_parse,
     responses_summarize,
 )
+from core.screening import item_correct
 from core.tabular import size_over_limit
-from studies.models import Assignment, Participant, Question, Study
-from studies.services import pseudonyms_assign
+from studies.models import Assignment, Item, Participant, Question, Study
+from studies.services import pseudonyms_assign, screening_decide
 
 from .models import Answer, Response
 from .selectors import hot_cursor, revisable
@@ -343,6 +344,9 @@ def response_submit(
     study = participant.study
     if participant.revoked_at is not None:
         raise AnswerRejected("this link has been revoked", status=403)
+    if participant.stopped_at is not None or \
+            participant.screening == Participant.Screening.FAILED:
+        raise AnswerRejected("this study has ended for this link", status=409)
     if study.status != study.Status.OPEN:
         # An item already on screen when the study was paused or closed is still answered.
         shown_at = (Assignment.objects.filter(participant=participant, position=position)
@@ -369,13 +373,62 @@ def response_submit(
         if stored[3] is None:
             # The participant's first stored answer: they get their pseudonym now (once).
             pseudonyms_assign(study_id=study.pk, participant_ids=[participant.pk])
-        return SubmitResult(response_id=stored[0], created=True, answered=stored[1],
-                            assigned=stored[2])
+        answered, assigned = stored[1], stored[2]
+        if position in (participant.check_positions or ()):
+            check_score(participant=participant, position=position, answers=validated)
+        if participant.screening == Participant.Screening.PENDING and answered >= assigned:
+            # The last screening item: pass (the main items are assigned) or screened out.
+            screening_decide(participant=participant)
+            assigned = participant.n_assigned
+        return SubmitResult(response_id=stored[0], created=True, answered=answered,
+                            assigned=assigned)
     retry = _retried(connection, db_client_id, participant=participant, position=position)
     if retry is not None:
         return retry
     return _revise(participant=participant, position=position, answers=validated,
                    client_id=client_id, active_ms=active_ms, events=clean_events(events))
+
+
+def check_score(*, participant: Participant, position: int,
+                answers: Sequence[AnswerInput]) -> bool:
+    """Score a first answer to an attention check; return whether it was right.
+
+    Counts the check (and a failure) on the participant; the failure that reaches the study's
+    ``check_stop_after`` stops the participant (their answers stay; they see a polite end
+    page). Locked, so two checks answered at once count twice.
+    """
+    study = participant.study
+    gold, tolerance = (Item.objects.filter(assignments__participant=participant,
+                                           assignments__position=position)
+                       .values_list("gold", "tolerance").get())
+    keys = {q.pk: q.key for q in study.question_list}
+    right = item_correct(gold, tolerance, {keys[a.question_id]: a.value for a in answers})
+    with transaction.atomic():
+        row = Participant.objects.select_for_update().get(pk=participant.pk)
+        row.checks_answered += 1
+        if not right:
+            row.checks_failed += 1
+            if (study.check_stop_after and row.checks_failed >= study.check_stop_after
+                    and row.stopped_at is None):
+                row.stopped_at = timezone.now()
+                row.completed_at = None
+        row.save(update_fields=["checks_answered", "checks_failed", "stopped_at",
+                                "completed_at"])
+    for name in ("checks_answered", "checks_failed", "stopped_at", "completed_at"):
+        setattr(participant, name, getattr(row, name))
+    return right
+
+
+def check_warning(*, participant: Participant) -> bool:
+    """Whether the page about to show should warn of a failed attention check (once per
+    failure that reached the study's ``check_warn_after``); marks the warning as given."""
+    warn_after = participant.study.check_warn_after
+    if not warn_after or participant.checks_failed < warn_after \
+            or participant.checks_warned >= participant.checks_failed:
+        return False
+    Participant.objects.filter(pk=participant.pk).update(checks_warned=participant.checks_failed)
+    participant.checks_warned = participant.checks_failed
+    return True
 
 
 def _retried(connection, db_client_id: Any, *, participant: Participant,
@@ -399,7 +452,8 @@ def _revise(*, participant: Participant, position: int, answers: Sequence[Answer
     """Store a changed answer as the next revision of an answered position (locked, atomic)."""
     try:
         with transaction.atomic():
-            assignment = (Assignment.objects.select_for_update()
+            assignment = (Assignment.objects.select_for_update(of=("self",))
+                          .select_related("item")
                           .filter(participant=participant, position=position).first())
             if assignment is None:
                 raise AnswerRejected("no such item in this assignment", status=404)

@@ -32,7 +32,7 @@ from core.responses import MAX_ACTIVE_MS
 from core.tabular import json_too_deep
 from studies.models import Participant, Study
 from studies.selectors import Role, study_get
-from studies.services import participant_consent, participant_enrol
+from studies.services import participant_consent, participant_enrol, screening_decide
 
 from .binding import (
     COOKIE_MAX_AGE,
@@ -60,6 +60,7 @@ from .services import (
     AnswerRejected,
     answer_grace,
     assignment_shown,
+    check_warning,
     participant_return,
     pending_import_confirm,
     pending_import_create,
@@ -151,7 +152,15 @@ def instructions(request: HttpRequest, participant: Participant) -> HttpResponse
 def next_item(request: HttpRequest, participant: Participant) -> HttpResponse:
     if participant.consented_at is None:
         return _go(request, "consent", participant)
+    if participant.screening == Participant.Screening.FAILED:
+        return _screened_out(request, participant)
+    if participant.stopped_at is not None:
+        return _stopped(request, participant)
     assignment = next_assignment(participant=participant)
+    if assignment is None and participant.screening == Participant.Screening.PENDING:
+        # Every screening item answered but not decided yet (the deciding request failed).
+        screening_decide(participant=participant)
+        assignment = next_assignment(participant=participant)
     if assignment is None:
         return _go(request, "done", participant)
     if not participant.study.is_open:
@@ -160,7 +169,8 @@ def next_item(request: HttpRequest, participant: Participant) -> HttpResponse:
         if not answer_grace(study=participant.study, shown_at=assignment.shown_at):
             return _saved_page(request, participant)
     assignment_shown(assignment=assignment)
-    return _item_page(request, participant, assignment, current=None)
+    return _item_page(request, participant, assignment, current=None,
+                      warn=check_warning(participant=participant))
 
 
 @require_GET
@@ -169,6 +179,9 @@ def item_at(request: HttpRequest, participant: Participant, position: int) -> Ht
     """Show an item already answered again, with the current answers, to change them."""
     if participant.consented_at is None:
         return _go(request, "consent", participant)
+    if participant.stopped_at is not None or \
+            participant.screening == Participant.Screening.FAILED:
+        return _go(request, "next", participant)
     if not participant.study.is_open:
         return _saved_page(request, participant)
     assignment = assignment_at(participant=participant, position=position)
@@ -181,7 +194,7 @@ def item_at(request: HttpRequest, participant: Participant, position: int) -> Ht
 
 
 def _item_page(request: HttpRequest, participant: Participant, assignment,
-               current: dict | None) -> HttpResponse:
+               current: dict | None, warn: bool = False) -> HttpResponse:
     study = participant.study
     return render(request, "annotation/item.html", {
         "study": study,
@@ -198,6 +211,7 @@ def _item_page(request: HttpRequest, participant: Participant, assignment,
         "locked": current is not None and not revisable(assignment=assignment),
         "previous": assignment.position - 1 if assignment.position > 0 else None,
         "preview": False,
+        "check_warning": warn,
     })
 
 
@@ -340,9 +354,34 @@ def _completion_link(study: Study) -> str:
     return f"{study.completion_url}{sep}cc={study.completion_code}"
 
 
+def _stopped(request: HttpRequest, participant: Participant) -> HttpResponse:
+    """The polite end page of an annotator stopped after too many failed attention checks."""
+    return render(request, "annotation/stopped.html",
+                  {"study": participant.study, "participant": participant})
+
+
+def _screened_out(request: HttpRequest, participant: Participant) -> HttpResponse:
+    """The polite end page of an annotator who did not pass the screening, with the study's
+    distinct screened-out code (and link back to the platform)."""
+    study = participant.study
+    link = ""
+    if study.screened_out_url:
+        sep = "&" if "?" in study.screened_out_url else "?"
+        link = f"{study.screened_out_url}{sep}cc={study.screened_out_code}"
+    crowd = participant.source in (Participant.Source.PROLIFIC, Participant.Source.MTURK,
+                                   Participant.Source.OPEN)
+    return render(request, "annotation/screened_out.html", {
+        "study": study, "participant": participant, "link": link, "show_code": crowd,
+    })
+
+
 @require_GET
 @annotator_page
 def done(request: HttpRequest, participant: Participant) -> HttpResponse:
+    if participant.screening == Participant.Screening.FAILED:
+        return _screened_out(request, participant)
+    if participant.stopped_at is not None:
+        return _stopped(request, participant)
     if next_assignment(participant=participant) is not None:
         return _go(request, "next", participant)
     study = participant.study

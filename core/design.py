@@ -96,3 +96,36 @@ def plan_presentations(
             q = int(rng.integers(p_now + gap, len(sequence) + 1))
             sequence.insert(q, (item, 2))
     return sequence
+
+
+def checks_place(
+    plan: Sequence[tuple[int, int]],
+    checks: Sequence[tuple[int, int | None]],
+    *,
+    seed: int,
+) -> tuple[list[tuple[int, int]], list[int]]:
+    """Insert attention checks among a participant's main presentations.
+
+    ``plan`` is the main ``(item, presentation)`` list; ``checks`` the check items as
+    ``(item, place)`` where ``place`` is the 1-based place among the main presentations the
+    check comes before (past the end: last) or None for a random place (seeded by ``seed``, so
+    the same participant always gets the same order). Returns the full ``(item, presentation)``
+    list and the 0-based positions of the checks in it. A check is never shown twice.
+    """
+    rng = np.random.default_rng([seed, 7])
+    n = len(plan)
+    # Each check's place: the number of main presentations shown before it.
+    places = [min(place - 1, n) if place is not None else int(rng.integers(0, n + 1))
+              for _, place in checks]
+    order = sorted(range(len(checks)), key=lambda k: (places[k], k))
+    full: list[tuple[int, int]] = []
+    positions: list[int] = []
+    k = 0
+    for before in range(n + 1):
+        while k < len(order) and places[order[k]] == before:
+            positions.append(len(full))
+            full.append((checks[order[k]][0], 1))
+            k += 1
+        if before < n:
+            full.append(tuple(plan[before]))  # type: ignore[arg-type]
+    return full, positions

@@ -1,8 +1,9 @@
 """Parse and validate item files completely before anything is written; build coreference items.
 
 Item files (CSV/TSV or JSON Lines, read by `core.tabular`): `id` (required), `text` or
-`text_a`/`text_b`, `control` (0/1), and prefixed columns `metric:<name>`, `feature:<name>`,
-`meta:<name>`. `items_parse` returns `ItemRow`s or raises one `InputError` listing every
+`text_a`/`text_b`, `control` (0/1), `role` (main, screening or check), and prefixed columns
+`metric:<name>`, `feature:<name>`, `meta:<name>`, `gold:<question>` and `tolerance:<question>`
+(a screening or check item's known answer to a question and how far from it an answer may be). `items_parse` returns `ItemRow`s or raises one `InputError` listing every
 problem; `studies.services.items_import` stores them.
 
 Coreference items come from a gold and a system annotation (`core.metrics.formats`): one item a
@@ -24,7 +25,8 @@ from core.problems import Collector
 from core.tabular import DEFAULT_LIMITS, Limits, decode, read_table
 
 TEXT_COLUMNS = ("text", "text_a", "text_b")
-PREFIXES = ("metric:", "feature:", "meta:")
+PREFIXES = ("metric:", "feature:", "meta:", "gold:", "tolerance:")
+ROLES = ("main", "screening", "check")
 
 
 @dataclass
@@ -40,6 +42,10 @@ class ItemRow:
     metrics: dict[str, float] = field(default_factory=dict)
     features: dict[str, float] = field(default_factory=dict)
     meta: dict[str, str] = field(default_factory=dict)
+    role: str = "main"
+    gold: dict[str, float] = field(default_factory=dict)
+    tolerance: dict[str, float] = field(default_factory=dict)
+    check_at: int | None = None
 
 
 def _number(raw: str, errors: Collector, line: int, column: str) -> float | None:
@@ -57,22 +63,73 @@ def _number(raw: str, errors: Collector, line: int, column: str) -> float | None
     return value
 
 
-def _prefixed_columns(header: list[str], errors: Collector) -> dict[str, tuple[str, str]]:
-    """Return {column: (prefix, name)} of the prefixed columns; report every unknown column."""
+def _prefixed_columns(header: list[str], errors: Collector,
+                      questions: Mapping[str, tuple[float, ...]] | None = None,
+                      ) -> dict[str, tuple[str, str]]:
+    """Return {column: (prefix, name)} of the prefixed columns; report every unknown column
+    (and a `gold:`/`tolerance:` column naming no question of the study)."""
     prefixed: dict[str, tuple[str, str]] = {}
     for column in dict.fromkeys(header):  # each name once, in order
-        if column in ("id", "control", *TEXT_COLUMNS):
+        if column in ("id", "control", "role", "check_at", *TEXT_COLUMNS):
             continue
         prefix, colon, name = column.partition(":")
         if colon and f"{prefix}:" in PREFIXES and name.strip():
+            if prefix in ("gold", "tolerance") and name.strip() not in (questions or {}):
+                known = ", ".join(questions or {}) or "none"
+                errors.add(f"column {column!r} names no question of this study "
+                           f"(its questions: {known})", line=1, column=column)
+                continue
             prefixed[column] = (prefix, name.strip())
         else:
             errors.add(
-                f"unknown column {column!r} (expected id, text, text_a, text_b, control, "
-                "metric:<name>, feature:<name>, meta:<name>)",
+                f"unknown column {column!r} (expected id, text, text_a, text_b, control, role, check_at, "
+                "metric:<name>, feature:<name>, meta:<name>, gold:<question>, "
+                "tolerance:<question>)",
                 line=1, column=column,
             )
     return prefixed
+
+
+def _known_answers(item: ItemRow, row: Mapping[str, str], line: int, errors: Collector,
+                   questions: Mapping[str, tuple[float, ...]]) -> None:
+    """Check a row's role and its known answers (`gold:`) and tolerances against the scales."""
+    role = row.get("role", "").strip().lower() or "main"
+    if role not in ROLES:
+        errors.add(f"role must be main, screening or check, not {role!r}", line=line,
+                   column="role")
+        return
+    item.role = role
+    at = row.get("check_at", "").strip()
+    if at:
+        if role != "check":
+            errors.add("check_at places an attention check: only for role check", line=line,
+                       column="check_at")
+        elif not at.isdigit() or not 1 <= int(at) <= 1_000_000:
+            errors.add(f"check_at is a place among the main items, from 1: not {at!r}",
+                       line=line, column="check_at")
+        else:
+            item.check_at = int(at)
+    if role == "main":
+        if item.gold or item.tolerance:
+            errors.add("a main item has no known answer (gold:/tolerance: need role "
+                       "screening or check)", line=line, column="role")
+        return
+    if item.is_control:
+        errors.add(f"a {role} item cannot also be a control item", line=line, column="control")
+    if not item.gold:
+        errors.add(f"a {role} item needs a known answer in at least one gold:<question> column",
+                   line=line, column="role")
+    for key, value in item.gold.items():
+        if value not in questions[key]:
+            errors.add(f"{value:g} is not a value of the scale of question {key!r}",
+                       line=line, column=f"gold:{key}")
+    for key, tolerance in item.tolerance.items():
+        if key not in item.gold:
+            errors.add(f"a tolerance without a known answer (gold:{key} is empty)",
+                       line=line, column=f"tolerance:{key}")
+        elif tolerance < 0:
+            errors.add("a tolerance is a distance: 0 or more", line=line,
+                       column=f"tolerance:{key}")
 
 
 def items_parse(
@@ -83,12 +140,14 @@ def items_parse(
     existing_ids: set[str],
     max_bytes: int,
     limits: Limits = DEFAULT_LIMITS,
+    questions: Mapping[str, tuple[float, ...]] | None = None,
 ) -> list[ItemRow]:
     """Validate an item file completely; return its rows or raise `InputError` listing all problems.
 
     `display` is the study's item display ("text", "pair" or "coref"): pair studies need
     `text_a` and `text_b`, the others `text`. Linear in the file: columns are classified once,
-    ids are checked against sets.
+    ids are checked against sets. `questions` maps each question's key to its scale's values:
+    the `gold:<question>` and `tolerance:<question>` columns must name one of them.
     """
     errors = Collector(filename)
     text = decode(data, errors, max_bytes=max_bytes)
@@ -100,7 +159,7 @@ def items_parse(
     # Neutralisation is a CSV matter: JSON strings are taken exactly as written.
     clean = (lambda raw: raw) if table.jsonl else unneutralise
     columns = set(table.header)
-    prefixed = _prefixed_columns(table.header, errors)
+    prefixed = _prefixed_columns(table.header, errors, questions)
     if table.rows and "id" not in columns:
         errors.add("the required column 'id' is missing", line=1)
     needed = ("text_a", "text_b") if display == "pair" else ("text",)
@@ -146,7 +205,10 @@ def items_parse(
                 continue
             value = _number(raw, errors, line, column)
             if value is not None:
-                (item.metrics if prefix == "metric" else item.features)[name] = value
+                target = {"metric": item.metrics, "feature": item.features, "gold": item.gold,
+                          "tolerance": item.tolerance}[prefix]
+                target[name] = value
+        _known_answers(item, row, line, errors, questions or {})
         items.append(item)
     errors.raise_if_any()
     return items

@@ -15,7 +15,8 @@ Contract (`import_responses`; user guide in docs/importing-responses.md):
   same item is the repeated one when its position differs, an error otherwise. `missing` says
   why a value is empty (`cant_judge` or `skipped`). The responses export's own columns
   (`active_ms` for `duration_ms`; `presentation`, `duplicate`, `submitted_at`, `source`,
-  `control`, `revision`, derived or recorded by the import itself, are ignored) read back.
+  `control`, `revision`, `role`, derived or recorded by the import itself or the items, are
+  ignored) read back.
 - The value map (CSV `label,value`) turns option labels into scale values. A presentation
   without any value, reason or comment is a missing answer: no row is stored, but it is counted.
 
@@ -40,7 +41,8 @@ LONG_COLUMNS = ("annotator", "item", "value", "question", "missing", "comment", 
                 "position")
 LONG_REQUIRED = ("annotator", "item", "value")
 # Columns of the responses export that the import derives or records itself: accepted, ignored.
-LONG_IGNORED = ("presentation", "duplicate", "submitted_at", "source", "control", "revision")
+LONG_IGNORED = ("presentation", "duplicate", "submitted_at", "source", "control", "revision",
+                "role")
 LONG_ALIASES = {"active_ms": "duration_ms"}
 MISSING = ("cant_judge", "skipped")  # the reasons of a missing value (annotation.Answer.missing)
 SINGLE = ""  # the question key of a parse given one `scale` rather than `questions`

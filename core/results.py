@@ -166,6 +166,7 @@ def build_results(
     study: Mapping[str, Any],
     progress: Progress = lambda pct, msg: None,
     trust_results: Mapping[TrustKey, TrustResult] | None = None,
+    checks: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """Run every analysis of every question and return the results document (a JSON-safe dict).
 
@@ -174,7 +175,10 @@ def build_results(
     dict (validated here).  The answers of its ``excluded_annotators`` are left out of every
     analysis; the document counts them.  ``trust_results`` supplies already computed trust
     coefficients per ``(question, scale, items)`` (the merged chunks of a fanned-out run, see
-    ``trust_inputs``); any key not given is computed here.
+    ``trust_inputs``); any key not given is computed here. ``checks``: one
+    ``{"annotator", "answered", "failed", "stopped"}`` per annotator who answered an attention
+    check; their accuracy is the ``attention_checks`` section (check answers never enter the
+    other sections).
 
     Example: ``build_results([QuestionData("rating", data, (0, 1, 2))], settings={},
     study={"slug": "s", "title": "S"})["alpha"][0]["question"] == "rating"``.
@@ -215,6 +219,7 @@ def build_results(
         "alpha": [], "trust": [], "duplicates": [], "metric_gaps": [], "item_gaps": [],
         "error_weights": [], "heuristics": [], "styles": [], "correlations": [], "noise": [],
         "timing": _timing(data, names),
+        "attention_checks": _attention_checks(checks),
         **{section: [] for section in QUALITY_SECTIONS},
     }
     n_steps = sum(len(q.views) for q in prepared) + 2
@@ -235,6 +240,18 @@ def build_results(
     progress(95, "writing the results")
     cleaned: dict[str, Any] = _clean(doc)
     return cleaned
+
+
+def _attention_checks(checks: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per annotator: attention checks answered, failed, the share right, whether stopped."""
+    out = []
+    for row in checks:
+        answered, failed = int(row["answered"]), int(row["failed"])
+        out.append({"annotator": str(row["annotator"]), "answered": answered,
+                    "failed": failed,
+                    "accuracy": (answered - failed) / answered if answered else None,
+                    "stopped": bool(row.get("stopped", False))})
+    return out
 
 
 def _scale_sections(doc: dict[str, Any], q: _Question, view: ScaleView, s: AnalysisSettings,

@@ -32,12 +32,13 @@ READ_CHUNK = 5000  # rows per database round trip of .iterator()
 # The first ten columns are those of single-question exports before questions existed.
 RESPONSE_COLUMNS = ("annotator", "item", "presentation", "position", "duplicate", "value",
                     "active_ms", "submitted_at", "source", "control", "question", "missing",
-                    "comment", "revision")
+                    "comment", "revision", "role")
 REVISION_COLUMNS = ("annotator", "item", "presentation", "position", "revision", "current",
                     "question", "value", "missing", "comment", "active_ms", "submitted_at",
                     "source")
 TEXT_COLUMNS = ("text", "text_a", "text_b")
 PREFIXES = (("metrics", "metric:"), ("features", "feature:"), ("meta", "meta:"))
+KNOWN_PREFIXES = (("gold", "gold:"), ("tolerance", "tolerance:"))
 SENTIMENT_META = ("sentiment_a", "sentiment_b")
 PSEUDONYM_COLUMNS = ("pseudonym", "source", "external_id", "label")
 
@@ -63,7 +64,8 @@ def export_is_large(*, study: Study, what: str) -> bool:
 _CURRENT_SQL = """
 SELECT first.participant_id, item.external_id, first.presentation, cur.position, question.key,
        answer.value, answer.missing, answer.comment, cur.revision, first.active_ms,
-       cur.received_at, cur.source, item.is_control, first.item_id, answer.question_id
+       cur.received_at, cur.source, item.is_control, first.item_id, answer.question_id,
+       item.role
 FROM {response} first
 JOIN {participant} p ON p.id = first.participant_id
 JOIN {response} cur ON cur.participant_id = first.participant_id
@@ -128,9 +130,10 @@ def response_rows(*, study: Study) -> Iterator[tuple]:
     """
     names = pseudonyms(study=study)
     for (pid, item, presentation, position, question, value, missing, comment, revision,
-         active_ms, received, source, control, _, _) in _stream(_CURRENT_SQL, [study.pk]):
+         active_ms, received, source, control, _, _, role) in _stream(_CURRENT_SQL, [study.pk]):
         yield (names[pid], item, presentation, position, presentation > 1, value, active_ms,
-               _aware(received), source, bool(control), question, missing, comment, revision)
+               _aware(received), source, bool(control), question, missing, comment, revision,
+               role)
 
 
 def revision_rows(*, study: Study) -> Iterator[tuple]:
@@ -181,7 +184,7 @@ def matrix_rows(*, study: Study, width: int,
     names = pseudonyms(study=study)
     current: int | None = None
     row: list = []
-    for (pid, _, presentation, _, _, value, *_, item, question) in _stream(
+    for (pid, _, presentation, _, _, value, *_, item, question, _role) in _stream(
             _CURRENT_SQL, [study.pk]):
         if pid != current:
             if current is not None:
@@ -201,14 +204,30 @@ def item_columns(*, study: Study) -> list[str]:
         **{name: Count("pk", filter=~Q(**{name: ""})) for name in TEXT_COLUMNS})
     needed = ("text_a", "text_b") if study.display == Study.Display.PAIR else ("text",)
     header = ["id"] + [n for n in TEXT_COLUMNS if n in needed or present[n]] + ["control"]
-    keys: dict[str, set[str]] = {attr: set() for attr, _ in PREFIXES}
-    rows = Item.objects.filter(study=study).values_list("metrics", "features", "meta")
-    for metrics, features, meta in rows.iterator(chunk_size=READ_CHUNK):
+    keys: dict[str, set[str]] = {attr: set() for attr, _ in PREFIXES + KNOWN_PREFIXES}
+    rows = Item.objects.filter(study=study).values_list("metrics", "features", "meta", "gold",
+                                                        "tolerance", "role", "check_at")
+    roles: set[str] = set()
+    placed = False
+    for metrics, features, meta, gold, tolerance, role, check_at in rows.iterator(
+            chunk_size=READ_CHUNK):
         keys["metrics"].update(metrics)
         keys["features"].update(features)
         keys["meta"].update(_exported_meta(study, meta))
+        keys["gold"].update(gold)
+        keys["tolerance"].update(tolerance)
+        roles.add(role)
+        placed = placed or check_at is not None
     for attr, prefix in PREFIXES:
         header += [prefix + name for name in sorted(keys[attr])]
+    # Screening and check items: their role, known answers and places (only when there are any,
+    # so a study without them exports the columns it always did).
+    if roles - {Item.Role.MAIN}:
+        header.append("role")
+        for attr, prefix in KNOWN_PREFIXES:
+            header += [prefix + name for name in sorted(keys[attr])]
+        if placed:
+            header.append("check_at")
     return header
 
 
@@ -230,12 +249,13 @@ def item_rows(*, study: Study, header: list[str]) -> Iterator[dict[str, Any]]:
     """Yield one {column: value} per item in import order; absent values are None. One query."""
     rows = (Item.objects.filter(study=study).order_by("position")
             .values_list("external_id", "text", "text_a", "text_b", "is_control", "metrics",
-                         "features", "meta"))
-    for external, text, text_a, text_b, control, metrics, features, meta in rows.iterator(
-            chunk_size=READ_CHUNK):
+                         "features", "meta", "role", "gold", "tolerance", "check_at"))
+    for (external, text, text_a, text_b, control, metrics, features, meta, role, gold,
+         tolerance, check_at) in rows.iterator(chunk_size=READ_CHUNK):
         values = {"id": external, "text": text, "text_a": text_a, "text_b": text_b,
-                  "control": int(control)}
-        stores = {"metric:": metrics, "feature:": features, "meta:": _exported_meta(study, meta)}
+                  "control": int(control), "role": role, "check_at": check_at}
+        stores = {"metric:": metrics, "feature:": features, "meta:": _exported_meta(study, meta),
+                  "gold:": gold, "tolerance:": tolerance}
         record = {}
         for column in header:
             prefix, _, name = column.partition(":")

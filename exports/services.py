@@ -182,6 +182,7 @@ def responses_schema():
         pa.field("missing", pa.string(), nullable=False),
         pa.field("comment", pa.string(), nullable=False),
         pa.field("revision", pa.int16(), nullable=False),
+        pa.field("role", pa.string(), nullable=False),
     ])
 
 

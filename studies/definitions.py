@@ -14,7 +14,9 @@ from core.settings import AnalysisSettings, SettingsError
 from .presets import preset_names, scale_preset_names
 
 TOP_KEYS = {"slug", "title", "language", "display", "preset", "scale", "questions", "consent",
-            "instructions", "design", "analysis", "completion_url", "show_gold"}
+            "instructions", "design", "analysis", "completion_url", "show_gold", "quality"}
+QUALITY_KEYS = {"screening_pass_share", "screening_pass_count", "screened_out_url",
+                "check_warn_after", "check_stop_after"}
 DESIGN_KEYS = {"items_per_participant", "annotators_per_item", "duplicates", "duplicate_min_gap", "seed"}
 SCALE_KEYS = {"preset", "values", "labels", "rubric", "reductions", "display"}
 QUESTION_KEYS = {"key", "prompt", "scale", "rubric", "required", "comment", "cant_judge"}
@@ -93,6 +95,7 @@ def validate_definition(raw: dict[str, Any], errors: Collector) -> dict[str, Any
         errors.add("duplicate_min_gap must be at least 2 (a repeat is never adjacent)",
                    column="design.duplicate_min_gap")
 
+    quality = _quality(raw.get("quality", {}), errors)
     analysis = raw.get("analysis", {}) or {}
     if not isinstance(analysis, dict):
         errors.add("'analysis' must be a table", column="analysis")
@@ -118,7 +121,35 @@ def validate_definition(raw: dict[str, Any], errors: Collector) -> dict[str, Any
         "analysis": analysis_settings.to_dict(),
         "completion_url": raw.get("completion_url", ""),
         "show_gold": bool(raw.get("show_gold", True)),
+        "quality": quality,
     }
+
+
+def _quality(quality: Any, errors: Collector) -> dict[str, Any]:
+    """Validate the screening pass mark and the attention-check policy (the `quality` table)."""
+    if not isinstance(quality, dict):
+        errors.add("'quality' must be a table", column="quality")
+        return {}
+    for key in sorted(set(quality) - QUALITY_KEYS):
+        errors.add(f"unknown key {key!r} (expected {', '.join(sorted(QUALITY_KEYS))})",
+                   column=f"quality.{key}")
+    share = quality.get("screening_pass_share")
+    if share is not None and (isinstance(share, bool) or not isinstance(share, (int, float))
+                              or not 0 < share <= 1):
+        errors.add("screening_pass_share is a share of the screening items: more than 0, "
+                   "at most 1", column="quality.screening_pass_share")
+    for key in ("screening_pass_count", "check_warn_after", "check_stop_after"):
+        value = quality.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or value < 0 or value > 10_000):
+            errors.add(f"{key} must be a whole number from 0 to 10000", column=f"quality.{key}")
+    if "screening_pass_share" in quality and "screening_pass_count" in quality:
+        errors.add("give screening_pass_share or screening_pass_count, not both",
+                   column="quality.screening_pass_count")
+    url = quality.get("screened_out_url", "")
+    if not isinstance(url, str) or (url and not re.fullmatch(r"https?://\S{1,500}", url)):
+        errors.add("screened_out_url is an http(s) address", column="quality.screened_out_url")
+    return {key: quality[key] for key in QUALITY_KEYS if key in quality}
 
 
 def _scale(scale: Any, path: str, errors: Collector) -> dict[str, Any]:

@@ -55,6 +55,17 @@ class Study(models.Model):
     open_token = models.CharField(max_length=64, default=new_token, unique=True)
     completion_code = models.CharField(max_length=32, default=new_completion_code)
     completion_url = models.URLField(blank=True, help_text="e.g. Prolific's completion URL.")
+    # Screening (docs/running-a-study.md): an annotator passes with at least
+    # screening_pass_count correct screening items, or (no count) at least this share of them.
+    screening_pass_share = models.FloatField(default=1.0)
+    screening_pass_count = models.PositiveIntegerField(null=True, blank=True)
+    # What a screened-out crowd annotator is shown: a code distinct from the completion code.
+    screened_out_code = models.CharField(max_length=32, default=new_completion_code)
+    screened_out_url = models.URLField(blank=True, help_text="e.g. Prolific's screened-out URL.")
+    # Attention checks: the next page warns after this many failed checks (0: never warns);
+    # the participant is stopped after check_stop_after failed checks (0: never stopped).
+    check_warn_after = models.PositiveSmallIntegerField(default=1)
+    check_stop_after = models.PositiveSmallIntegerField(default=2)
     analysis_settings = models.JSONField(default=dict, blank=True)
     # How many pseudonyms (A1, A2, …) have been handed out: the next one is A<this + 1>. Only
     # ever incremented (under the study's row lock), so a deleted participant leaves a gap.
@@ -153,6 +164,11 @@ def _key(value: float) -> str:
 
 
 class Item(models.Model):
+    class Role(models.TextChoices):
+        MAIN = "main", _("Main item")
+        SCREENING = "screening", _("Screening item")
+        CHECK = "check", _("Attention check")
+
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="items")
     external_id = models.CharField(max_length=200, help_text="The `id` column of the import.")
     position = models.PositiveIntegerField(help_text="Order of import.")
@@ -165,6 +181,14 @@ class Item(models.Model):
     meta = models.JSONField(default=dict, blank=True)
     # Coreference items: the annotated documents as imported (tokens and chains, or RuCoCo JSON).
     annotation = models.JSONField(default=dict, blank=True)
+    # A screening or check item's known answers {question key: value} and tolerances
+    # {question key: distance}; a main item has neither.
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.MAIN)
+    gold = models.JSONField(default=dict, blank=True)
+    tolerance = models.JSONField(default=dict, blank=True)
+    # A check item's chosen place among a participant's main presentations (1 = first);
+    # None: a seeded random place.
+    check_at = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["study", "position"]
@@ -258,6 +282,12 @@ class StudyEvent(models.Model):
 
 
 class Participant(models.Model):
+    class Screening(models.TextChoices):
+        NONE = "", _("No screening")
+        PENDING = "pending", _("Screening")
+        PASSED = "passed", _("Passed the screening")
+        FAILED = "failed", _("Screened out")
+
     class Source(models.TextChoices):
         INVITE = "invite", _("Invitation link")
         OPEN = "open", _("Open link")
@@ -289,6 +319,17 @@ class Participant(models.Model):
     # no longer count towards an item's overlap, so new participants get those items. Cleared
     # when they come back (their answers and their list of items stay theirs).
     reclaimed_at = models.DateTimeField(null=True, blank=True)
+    # Screening: "" (the study has none), pending, passed or failed; the score once decided.
+    screening = models.CharField(max_length=10, choices=Screening.choices, blank=True)
+    screening_correct = models.PositiveIntegerField(null=True, blank=True)
+    screening_total = models.PositiveIntegerField(null=True, blank=True)
+    # Attention checks answered and failed; stopped_at: stopped after too many failures.
+    checks_answered = models.PositiveIntegerField(default=0)
+    checks_failed = models.PositiveIntegerField(default=0)
+    checks_warned = models.PositiveIntegerField(default=0)  # failures the pages have warned of
+    # The positions of the participant's attention checks (the answer path evaluates those).
+    check_positions = models.JSONField(default=list, blank=True)
+    stopped_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["study", "id"]

@@ -190,7 +190,19 @@ def study_definition(*, study: Study) -> dict[str, Any]:
                    "duplicate_min_gap": study.duplicate_min_gap,
                    "seed": study.seed},
         "analysis": _analysis(study.analysis_settings),
+        "quality": _quality(study),
     }
+
+
+def _quality(study: Study) -> dict[str, Any]:
+    """The screening pass mark and attention-check policy, as the definition's `quality`."""
+    out: dict[str, Any] = ({"screening_pass_count": study.screening_pass_count}
+                           if study.screening_pass_count is not None
+                           else {"screening_pass_share": study.screening_pass_share})
+    if study.screened_out_url:
+        out["screened_out_url"] = study.screened_out_url
+    return out | {"check_warn_after": study.check_warn_after,
+                  "check_stop_after": study.check_stop_after}
 
 
 def _analysis(stored: Any) -> dict[str, Any]:

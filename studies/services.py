@@ -16,7 +16,7 @@ from django.db import IntegrityError, connections, models, router, transaction
 from django.db.models import Case, Count, Min, Q, Value, When
 from django.utils import timezone
 
-from core.design import Design, participant_seed, plan_presentations
+from core.design import Design, checks_place, participant_seed, plan_presentations
 from core.items import (
     ItemRow,
     coref_annotation,
@@ -31,6 +31,7 @@ from core.metrics.features import error_features
 from core.metrics.formats import FORMATS, conll_tokens, read_gold_and_system
 from core.metrics.similarity import SIMILARITY_METRICS
 from core.problems import Collector, InputError, Problem
+from core.screening import item_correct, screening_passed
 from core.settings import AnalysisSettings, SettingsError
 from core.tabular import decode
 
@@ -65,6 +66,7 @@ def study_create(
     analysis: dict[str, Any] | None = None,
     completion_url: str = "",
     show_gold: bool = True,
+    quality: dict[str, Any] | None = None,
 ) -> Study:
     """Create a study and its questions: from a preset, one custom scale, or a list of questions.
 
@@ -72,8 +74,10 @@ def study_create(
     (``summeval-4x5``); ``scale`` a scale preset name in ``{"preset": …}`` or a custom scale
     (values, labels, rubric, reductions, display); ``questions`` a list of question definitions
     (key, prompt, scale, required, comment, cant_judge; see `studies.definitions`).
-    ``display`` overrides the item display the scale implies.
+    ``display`` overrides the item display the scale implies. ``quality`` holds the screening
+    pass mark, the screened-out URL and the attention-check policy (`studies.definitions`).
     """
+    quality = quality or {}
     shown, specs = question_specs(preset=preset, scale=scale, questions=questions,
                                   language=language)
     design = design or {}
@@ -93,6 +97,11 @@ def study_create(
         completion_url=completion_url,
         show_gold=show_gold,
         analysis_settings=_analysis_settings(analysis),
+        screening_pass_share=quality.get("screening_pass_share", 1.0),
+        screening_pass_count=quality.get("screening_pass_count"),
+        screened_out_url=quality.get("screened_out_url", ""),
+        check_warn_after=quality.get("check_warn_after", 1),
+        check_stop_after=quality.get("check_stop_after", 2),
     )
     # Slugs are unique across researchers, yet another researcher's studies must behave as if
     # they did not exist: the slug is "taken", never "Study with this Slug already exists".
@@ -205,6 +214,7 @@ def study_create_from_definition(*, owner: AbstractBaseUser, definition: dict[st
         analysis=definition["analysis"],
         completion_url=definition["completion_url"],
         show_gold=definition["show_gold"],
+        quality=definition.get("quality"),
     )
 
 
@@ -219,7 +229,8 @@ def items_import(*, study: Study, data: bytes, filename: str) -> int:
                                   "items can only be added while the study is a draft")])
     existing = set(study.items.values_list("external_id", flat=True))
     rows = items_parse(data, filename=filename, display=study.display, existing_ids=existing,
-                       max_bytes=settings.CONCORD_MAX_UPLOAD_BYTES)
+                       max_bytes=settings.CONCORD_MAX_UPLOAD_BYTES,
+                       questions={q.key: tuple(q.domain) for q in study.questions.all()})
     if study.display == Study.Display.PAIR:
         problems = sentiment_problems(rows, filename=filename)
         if problems:
@@ -239,6 +250,10 @@ def items_import(*, study: Study, data: bytes, filename: str) -> int:
                 metrics=row.metrics,
                 features=row.features,
                 meta=row.meta,
+                role=row.role,
+                gold=row.gold,
+                tolerance=row.tolerance,
+                check_at=row.check_at,
             )
             for n, row in enumerate(rows)
         )
@@ -378,7 +393,8 @@ def study_transition(*, study: Study, action: str,
                                   f"a {locked.get_status_display().lower()} study cannot be "
                                   f"{'opened' if action == 'open' else action + 'd'}")])
     if target == S.OPEN:
-        n_items = locked.items.count()
+        # The design is about the main items: screening and check items are shown to everyone.
+        n_items = locked.items.filter(role=Item.Role.MAIN).count()
         controls = locked.items.filter(is_control=True).count()
         problems = study_design(locked).problems(available=n_items, controls=controls)
         if problems:
@@ -446,25 +462,45 @@ def study_delete(*, study: Study, confirm_slug: str,
 def participant_assign(*, participant: Participant) -> int:
     """Build and record the participant's ordered presentations (once).
 
+    A study with screening items assigns those first (in the items' order) and nothing else:
+    the main presentations follow only once the screening is passed (`screening_decide`).
     The study row is locked so that concurrent enrolments see each other's counts and the
     overlap stays balanced.
     """
     study = Study.objects.select_for_update().get(pk=participant.study_id)
     if participant.assignments.exists():
         return participant.n_assigned
-    items = list(study.items.values_list("id", "is_control"))
+    screening = list(study.items.filter(role=Item.Role.SCREENING).order_by("position")
+                     .values_list("id", flat=True))
+    if screening:
+        Assignment.objects.bulk_create(
+            Assignment(participant=participant, item_id=item, position=pos)
+            for pos, item in enumerate(screening))
+        participant.n_assigned = len(screening)
+        participant.screening = Participant.Screening.PENDING
+        participant.screening_total = len(screening)
+        participant.save(update_fields=["n_assigned", "screening", "screening_total"])
+        return len(screening)
+    return _main_assign(study, participant, offset=0)
+
+
+def _main_assign(study: Study, participant: Participant, *, offset: int) -> int:
+    """Record the main presentations after the first ``offset`` positions (study row locked),
+    with the study's attention checks among them: each at its ``check_at`` place among the main
+    presentations (1 = first) or, without one, at a seeded random place."""
+    items = list(study.items.filter(role=Item.Role.MAIN).values_list("id", "is_control"))
     # The overlap so far: first presentations of participants still at work, plus the answers
     # of those whose unanswered assignments were reclaimed (annotation.services.
     # participants_reclaim). Two aggregate queries (the reverse relation "responses" is the
     # annotation app's).
     counts = dict(
-        Item.objects.filter(study=study)
+        Item.objects.filter(study=study, role=Item.Role.MAIN)
         .annotate(n=Count("assignments", filter=Q(assignments__presentation=1,
                                                   assignments__participant__reclaimed_at=None)))
         .values_list("id", "n")
     )
     if study.participants.filter(reclaimed_at__isnull=False).exists():
-        answered = (Item.objects.filter(study=study)
+        answered = (Item.objects.filter(study=study, role=Item.Role.MAIN)
                     .annotate(n=Count("responses", filter=Q(
                         responses__presentation=1, responses__is_current=True,
                         responses__participant__reclaimed_at__isnull=False)))
@@ -479,14 +515,70 @@ def participant_assign(*, participant: Participant) -> int:
         assigned_counts=counts,
         control_ids=frozenset(i for i, control in items if control),
     )
+    checks = list(study.items.filter(role=Item.Role.CHECK).order_by("position")
+                  .values_list("id", "check_at"))
+    full, check_positions = checks_place(plan, checks, seed=seed)
     Assignment.objects.bulk_create(
-        Assignment(participant=participant, item_id=item, position=pos, presentation=pres)
-        for pos, (item, pres) in enumerate(plan)
+        Assignment(participant=participant, item_id=item, position=offset + pos,
+                   presentation=pres)
+        for pos, (item, pres) in enumerate(full)
     )
     participant.order_seed = seed
-    participant.n_assigned = len(plan)
-    participant.save(update_fields=["order_seed", "n_assigned"])
-    return len(plan)
+    participant.n_assigned = offset + len(full)
+    participant.check_positions = [offset + p for p in check_positions]
+    participant.save(update_fields=["order_seed", "n_assigned", "check_positions"])
+    return offset + len(full)
+
+
+def screening_decide(*, participant: Participant) -> str:
+    """Decide a participant's screening once every screening item is answered; return the
+    participant's screening state ("pending" while items are left).
+
+    Passed: the main presentations are assigned after the screening ones (and the participant
+    is no longer complete). Failed: nothing more is assigned; the participant is not complete
+    (the done page shows the screened-out page instead). Idempotent and locked, so two requests
+    finishing at once decide once.
+    """
+    with transaction.atomic():
+        study = Study.objects.select_for_update().get(pk=participant.study_id)
+        row = Participant.objects.select_for_update().get(pk=participant.pk)
+        if row.screening != Participant.Screening.PENDING:
+            _copy_screening(participant, row)
+            return row.screening
+        items = {pk: (gold, tolerance) for pk, gold, tolerance in Item.objects.filter(
+            assignments__participant=row, role=Item.Role.SCREENING)
+            .values_list("pk", "gold", "tolerance")}
+        answers: dict[int, dict[str, float | None]] = {}
+        # The answers through the questions' reverse relation: this app imports no other app.
+        for item, key, value in Question.objects.filter(
+                answers__response__participant=row, answers__response__is_current=True,
+                answers__response__item_id__in=list(items)).values_list(
+                    "answers__response__item_id", "key", "answers__value"):
+            answers.setdefault(item, {})[key] = value
+        if len(answers) < len(items):
+            return row.screening
+        correct = sum(item_correct(gold, tolerance, answers[pk])
+                      for pk, (gold, tolerance) in items.items())
+        passed = screening_passed(correct, len(items), pass_share=study.screening_pass_share,
+                                  pass_count=study.screening_pass_count)
+        row.screening = (Participant.Screening.PASSED if passed
+                         else Participant.Screening.FAILED)
+        row.screening_correct = correct
+        row.screening_total = len(items)
+        row.completed_at = None
+        row.save(update_fields=["screening", "screening_correct", "screening_total",
+                                "completed_at"])
+        if passed:
+            _main_assign(study, row, offset=len(items))
+            participant.check_positions = row.check_positions
+        _copy_screening(participant, row)
+        return row.screening
+
+
+def _copy_screening(participant: Participant, row: Participant) -> None:
+    for name in ("screening", "screening_correct", "screening_total", "completed_at",
+                 "n_assigned", "n_answered", "order_seed"):
+        setattr(participant, name, getattr(row, name))
 
 
 @transaction.atomic
@@ -955,7 +1047,8 @@ def study_clone(*, study: Study, slug: str, title: str | None = None,
     clone = study_create_from_definition(owner=user, definition=definition)
     # The items, copied by one INSERT … SELECT (no row passes through Python).
     columns = ", ".join(("external_id", "position", "text", "text_a", "text_b", "is_control",
-                         "metrics", "features", "meta", "annotation"))
+                         "metrics", "features", "meta", "annotation", "role", "gold", "tolerance",
+                         "check_at"))
     table = Item._meta.db_table
     with connections[router.db_for_write(Item)].cursor() as cursor:
         cursor.execute(f"INSERT INTO {table} (study_id, {columns}) "  # noqa: S608 (names only)
