@@ -295,11 +295,19 @@ def _alpha(question: str, data: StudyData, view: ScaleView, rows: BoolArray | No
            level: str, without: list[int], s: AnalysisSettings, names: list[str]
            ) -> dict[str, Any]:
     keep = np.ones(data.item.size, bool) if rows is None else rows.copy()
-    if without:
-        keep &= ~np.isin(data.annotator, without)
-    ratings = _long(data, view.values, keep)
     record: dict[str, Any] = {"question": question, "scale": view.name, "items": items,
                               "level": level, "without": [names[a] for a in without]}
+    if without:
+        left = int(np.unique(data.annotator[keep & ~np.isin(data.annotator, without)]).size)
+        if left < 2:
+            # Alpha needs two annotators: the outliers are not removed, and the record says why.
+            record.update(value=None, n_items=0, ci95=None, reason=(
+                f"outliers not removed: without {', '.join(record['without'])} "
+                f"{'one annotator would be' if left == 1 else 'no annotator would be'} left, "
+                "and alpha needs two"))
+            return record
+        keep &= ~np.isin(data.annotator, without)
+    ratings = _long(data, view.values, keep)
     if level == "ratio" and min(view.domain) < 0:
         record.update(value=None, n_items=0, ci95=None,
                       reason="ratio alpha is undefined for a scale with negative codes")

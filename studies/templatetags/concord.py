@@ -21,3 +21,32 @@ def markdown(text: str) -> str:
 @register.filter
 def percent(part: int, whole: int) -> int:
     return round(100 * part / whole) if whole else 0
+
+
+@register.filter
+def moment(value: object) -> str:
+    """Show a time as people read it ("23 Nov 2026, 20:21 UTC", in the page's language), with
+    the exact ISO 8601 value in the element's `datetime` and `title`.
+
+    Takes a datetime or an ISO string (a results document's `generated_at`); anything else is
+    shown as it is.
+    """
+    from datetime import datetime
+
+    from django.utils import formats, timezone
+    from django.utils.html import format_html
+
+    moment_ = value
+    if isinstance(value, str):
+        try:
+            moment_ = datetime.fromisoformat(value)
+        except ValueError:
+            return value
+    if not isinstance(moment_, datetime):
+        return "" if value is None else str(value)
+    if timezone.is_naive(moment_):
+        moment_ = timezone.make_aware(moment_, timezone.get_default_timezone())
+    local = timezone.localtime(moment_)
+    exact = moment_.isoformat()
+    shown = f"{formats.date_format(local, 'j M Y')}, {local:%H:%M} {local.tzname() or ''}".strip()
+    return format_html('<time datetime="{}" title="{}">{}</time>', exact, exact, shown)

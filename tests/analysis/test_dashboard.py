@@ -264,3 +264,17 @@ def test_the_status_poll_makes_a_fixed_number_of_queries(owner_client, demos,
     run = finished_run(study)
     with django_assert_num_queries(4):  # session, user, the owner-scoped study, the run
         assert owner_client.get(url("run_status", study, run_id=run.pk)).json()["progress"] == 100
+
+
+def test_times_are_shown_as_people_read_them_with_the_exact_value_in_a_title(owner_client,
+                                                                             demos):
+    import re
+
+    demo = demos["demo-similarity"]
+    run = finished_run(demo.study)
+    html = owner_client.get(url("dashboard", demo.study)).content.decode()
+    text = re.sub(r"<[^>]*>", " ", html)  # attributes (datetime, title) may hold ISO values
+    assert not re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d", text)
+    exact = re.findall(r'<time datetime="([^"]+)" title="\1">(\d{1,2} \w{3} \d{4}, \d\d:\d\d UTC)'
+                       r"</time>", html)
+    assert exact and any(value == run.results["generated_at"] for value, _ in exact), exact

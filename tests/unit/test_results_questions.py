@@ -243,3 +243,20 @@ def test_correlation_intervals_can_be_limited_to_the_baseline_or_left_out(docume
             assert r["pearson_ci"] is None and "correlation_intervals" in r["reason"]
     # nothing else depends on the intervals
     assert limited["correlations"] == document["correlations"]
+
+
+def test_outliers_that_would_leave_fewer_than_two_annotators_are_not_removed():
+    # An outlier line at 0.99 makes nearly everyone an outlier: removing them would leave fewer
+    # than two annotators, so alpha is not recomputed without them, and the record says why.
+    doc = build_results(questions(("coherence",)),
+                        settings={**SETTINGS, "outlier_threshold": 0.99},
+                        study={"slug": "s", "title": "S"})
+    jsonschema.validate(doc, SCHEMA)
+    trust = [t for t in doc["trust"] if t["scale"] == "raw" and t["items"] == "all"]
+    assert len(trust[0]["outliers"]) >= len(PARTICIPANTS) - 1
+    without = [a for a in doc["alpha"] if a["without"] and a["items"] == "all"]
+    assert without and all(a["value"] is None and a["reason"].startswith(
+        "outliers not removed: without ") and "alpha needs two" in a["reason"] for a in without)
+    # The alpha of everyone is still there.
+    assert all(a["value"] is not None for a in doc["alpha"] if not a["without"]
+               and a["items"] == "all")
