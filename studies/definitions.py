@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import re
 import tomllib
+from dataclasses import replace
 from pathlib import PurePath
 from typing import Any
 
-from core.problems import Collector
+from core.problems import Collector, InputError
 from core.settings import AnalysisSettings, SettingsError
 
 from .presets import preset_names, scale_preset_names
@@ -23,6 +24,7 @@ QUESTION_KEYS = {"key", "prompt", "scale", "rubric", "required", "comment", "can
 DISPLAYS = ("text", "pair", "coref")
 MAX_QUESTIONS = 20
 QUESTION_KEY = re.compile(r"[a-z][a-z0-9_-]{0,39}")
+SLUG = re.compile(r"[a-z0-9][a-z0-9-]{0,59}")
 
 
 def load_definition(data: bytes, filename: str) -> dict[str, Any]:
@@ -47,7 +49,29 @@ def load_definition(data: bytes, filename: str) -> dict[str, Any]:
     if not isinstance(raw, dict):
         errors.add("the definition must be an object/table")
         errors.raise_if_any()
-    return validate_definition(raw, errors)
+    try:
+        return validate_definition(raw, errors)
+    except InputError as exc:
+        # TOML and JSON parsers give no position for a value: find the line that sets the key
+        # (its last path component) so that every problem points into the file.
+        raise InputError([replace(p, line=p.line if p.line is not None else
+                                  _key_line(text, p.column)) for p in exc.problems],
+                         omitted=exc.omitted) from None
+
+
+def _key_line(text: str, column: Any) -> int | None:
+    """The first line that sets the key a problem names (`design.seed` → `seed = …`, `"seed":`,
+    or the table `[design]`), or None."""
+    if not isinstance(column, str) or not column:
+        return None
+    parts = [p for p in re.split(r"[.\[\]]", column) if p and not p.isdigit()]
+    for key in reversed(parts):
+        pattern = re.compile(rf'^\s*(?:"{re.escape(key)}"\s*:|{re.escape(key)}\s*=|'
+                             rf'\[+\s*{re.escape(key)}\s*\]+)|"{re.escape(key)}"\s*:', re.M)
+        found = pattern.search(text)
+        if found:
+            return text.count("\n", 0, found.start()) + 1
+    return None
 
 
 def validate_definition(raw: dict[str, Any], errors: Collector) -> dict[str, Any]:
@@ -56,6 +80,11 @@ def validate_definition(raw: dict[str, Any], errors: Collector) -> dict[str, Any
     for key in ("slug", "title"):
         if not isinstance(raw.get(key), str) or not raw.get(key, "").strip():
             errors.add(f"{key!r} is required (a non-empty string)", column=key)
+    # The slug's form is checked here, with everything else, not when the study is saved.
+    slug = raw.get("slug")
+    if isinstance(slug, str) and slug.strip() and not SLUG.fullmatch(slug.strip()):
+        errors.add(f"slug {slug.strip()[:80]!r} must be at most 60 lower-case letters, digits and "
+                   "dashes, starting with a letter or digit", column="slug")
     language = raw.get("language", "en")
     if language not in {"en", "fr"}:
         errors.add(f"language must be 'en' or 'fr', not {language!r}", column="language")
