@@ -37,8 +37,11 @@ def clicker_run(make_study, alice, request):
     people = participants_invite(study=study, count=N_HONEST + 1)
     bot = people[5]  # neither first nor last: its place in the order is no hint
     for participant in people:
-        for position in range(participant.n_assigned):
-            item = participant.assignments.get(position=position).item.position
+        # Draw in item order, not in each participant's (seeded with its database id) order of
+        # presentation: the data are then the same on every database.
+        positions = dict(participant.assignments.values_list("item__position", "position"))
+        for item in range(N_ITEMS):
+            position = positions[item]
             if participant == bot:
                 value, ms = int(rng.integers(0, 8)), int(rng.integers(150, 251))
             else:
