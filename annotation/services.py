@@ -101,7 +101,7 @@ def clean_events(events: Any) -> list[list]:
     out: list[list] = []
     for event in events:
         if not (isinstance(event, (list, tuple)) and len(event) == 2
-                and isinstance(event[0], str) and len(event[0]) <= 20
+                and isinstance(event[0], str) and len(event[0]) <= 20 and event[0].isprintable()
                 and isinstance(event[1], (int, float)) and not isinstance(event[1], bool)
                 and math.isfinite(event[1]) and 0 <= event[1] <= MAX_ACTIVE_MS):
             raise AnswerRejected("each event is a [type, ms] pair: a short text and a finite "
@@ -166,6 +166,16 @@ class AnswerInput:
 MAX_COMMENT = 5000
 
 
+def _encodable(text: str) -> bool:
+    """Whether ``text`` is valid Unicode (JSON's ``"\\ud800"`` decodes to a lone surrogate,
+    which neither UTF-8 nor PostgreSQL can hold)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def answers_validate(*, questions: Sequence[Question],
                      submitted: Mapping[str, Any]) -> list[AnswerInput]:
     """Check one item's answers against the study's questions; return them in question order.
@@ -198,9 +208,9 @@ def answers_validate(*, questions: Sequence[Question],
             raise AnswerRejected(f"{question.key}: the comment must be text")
         if comment and not question.allow_comment:
             raise AnswerRejected(f"{question.key}: this question takes no comment")
-        if len(comment) > MAX_COMMENT or "\x00" in comment:
+        if len(comment) > MAX_COMMENT or "\x00" in comment or not _encodable(comment):
             raise AnswerRejected(f"{question.key}: a comment has at most {MAX_COMMENT} "
-                                 "characters and no NUL character")
+                                 "characters, no NUL character and no lone surrogate")
         if cant_judge:
             if not question.allow_cant_judge:
                 raise AnswerRejected(f"{question.key}: this question has no \"can't judge\"")
@@ -263,7 +273,11 @@ RETURNING n_answered, n_assigned, pseudonym_number
 # round trip instead of five (BEGIN, INSERT, INSERT, UPDATE, COMMIT) for every answer. A single
 # statement is atomic; the answers and the counter are written only when the response was
 # inserted. No row back: nothing inserted. It is prepared once per connection
-# (selectors.hot_cursor); the casts type its parameters, the arrays carry one element a question.
+# (selectors.hot_cursor); the casts type its parameters. The answers travel as one JSON text (a
+# record per question), the events and the answer id as text: psycopg turns a string into a
+# parameter at no cost, while its array and JSON adapters took a fifth of the worker's time under
+# load (a profile of bench.load, docs/benchmarks.md). A float's shortest repr read back as a
+# double is the same double, so values are stored exactly.
 _SUBMIT_PG_SQL = """
 WITH inserted AS (
     INSERT INTO annotation_response (participant_id, item_id, presentation, assignment_id,
@@ -278,8 +292,8 @@ WITH inserted AS (
 ), answered AS (
     INSERT INTO annotation_answer (response_id, question_id, value, missing, comment)
     SELECT inserted.id, q.question_id, q.value, q.missing, q.comment
-    FROM inserted, unnest(%s::bigint[], %s::double precision[], %s::varchar[], %s::text[])
-         AS q(question_id, value, missing, comment)
+    FROM inserted, jsonb_to_recordset(%s::jsonb)
+         AS q(question_id bigint, value double precision, missing varchar, comment text)
 ), counted AS (
     UPDATE studies_participant
     SET n_answered = n_answered + 1,
@@ -305,10 +319,11 @@ def _store(connection, response: list, answers: Sequence[AnswerInput],
     """Insert a first answer and count it atomically; return (id, answered, assigned, pseudonym
     number) or None."""
     if connection.vendor == "postgresql":
-        columns = [[a.question_id for a in answers], [a.value for a in answers],
-                   [a.missing for a in answers], [a.comment for a in answers]]
+        records = json.dumps([{"question_id": a.question_id, "value": a.value,
+                               "missing": a.missing, "comment": a.comment} for a in answers],
+                             ensure_ascii=False, allow_nan=False)
         with hot_cursor(connection.alias) as cursor:
-            cursor.execute(_SUBMIT_PG_SQL, response + columns + count)
+            cursor.execute(_SUBMIT_PG_SQL, response + [records] + count)
             return cursor.fetchone()
     with connection.cursor() as cursor:
         with transaction.atomic(using=connection.alias):
@@ -361,8 +376,12 @@ def response_submit(
     fields = Response._meta
     now = timezone.now()
     db_client_id = fields.get_field("client_id").get_db_prep_value(client_id, connection)
-    db_events = fields.get_field("events").get_db_prep_value(clean_events(events), connection)
-    response = [True, db_client_id, active_ms, db_events, Response.Source.APP.value,
+    if connection.vendor == "postgresql":  # as text, cast in the statement (see _SUBMIT_PG_SQL)
+        response = [True, str(client_id), active_ms, json.dumps(clean_events(events))]
+    else:
+        response = [True, db_client_id, active_ms,
+                    fields.get_field("events").get_db_prep_value(clean_events(events), connection)]
+    response += [Response.Source.APP.value,
                 fields.get_field("received_at").get_db_prep_value(now, connection),
                 participant.pk, position]
     stored = _store(connection, response, validated, [
@@ -434,7 +453,7 @@ def check_warning(*, participant: Participant) -> bool:
 def _retried(connection, db_client_id: Any, *, participant: Participant,
              position: int) -> SubmitResult | None:
     """Return what this client id stored already (a retry), or None if it stored nothing."""
-    with connection.cursor() as cursor:
+    with hot_cursor(connection.alias) as cursor:
         cursor.execute(_RETRY_SQL, [db_client_id])
         row = cursor.fetchone()
     if row is None:

@@ -154,3 +154,32 @@ def test_the_item_page_speaks_french(client, alice):
     for text in ("Je ne peux pas en juger", "Ajouter un commentaire", "Guide d'évaluation",
                  "Valider", "Modifié."):
         assert text in page
+
+
+def _post_json(client, participant, body: str):
+    return client.post(f"/a/{participant.token}/answer/", body, content_type="application/json")
+
+
+def test_comments_and_events_are_stored_exactly_and_bad_text_is_a_clear_400(client, summeval):
+    """The answer's text travels to the database as JSON on PostgreSQL: quotes, backslashes,
+    accents and emoji come back as sent; text no database can hold is a 400, never a 500."""
+    start(client, summeval)
+    comment = 'Il a dit "non" \\ puis 🙂 — fin'
+    reply = client.post(f"/a/{summeval.token}/answer/", {
+        "position": 0, "client_id": str(uuid.uuid4()), "value:coherence": "1",
+        "value:consistency": "5", "value:fluency": "3", "value:relevance": "2",
+        "comment:relevance": comment, "events": '[["shown", 0], ["answer", 1500]]'})
+    assert reply.status_code == 302
+    stored = Answer.objects.get(question__key="relevance")
+    assert (stored.value, stored.comment) == (2.0, comment)
+    assert Response.objects.get().events == [["shown", 0], ["answer", 1500]]
+    answers = ('"answers": {"coherence": {"value": 4}, "consistency": {"value": 4}, '
+               '"fluency": {"value": 4}, "relevance": {"value": 4, "comment": COMMENT}}')
+    for bad_comment, events in (('"x\\ud800y"', "[]"), ('"ok"', '[["sh\\u0000wn", 0]]'),
+                                ('"ok"', '[["\\udfff", 0]]')):
+        body = (f'{{"position": 1, "client_id": "{uuid.uuid4()}", '
+                f'{answers.replace("COMMENT", bad_comment)}, "events": {events}}}')
+        reply = _post_json(client, summeval, body)
+        assert reply.status_code == 400, body
+        assert reply.json()["stored"] is False
+    assert Response.objects.count() == 1
