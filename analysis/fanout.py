@@ -44,7 +44,7 @@ from jobs.services import job_start
 
 from .models import AnalysisRun, TrustChunk, TrustPlan
 from .selectors import QuestionData, study_questions
-from .services import analysis_run_complete, analysis_run_fail
+from .services import analysis_run_complete, analysis_run_fail, peak_rss_reset
 
 PROGRESS = (5, 60)  # the chunks move a run from 5 % to 60 %; the finisher from 60 % to 100 %
 
@@ -104,6 +104,7 @@ def trust_plan_create(*, run_id: int) -> list[Chunk]:
     if run.status == AnalysisRun.Status.RUNNING and plans.filter(sent_at__isnull=False).exists():
         return []  # a redelivered start: the chord of the first delivery is on its way
     began = time.perf_counter()
+    peak_rss_reset()  # the run's peak memory includes loading its answers
     try:
         data = study_questions(study=run.study)
         load_s = time.perf_counter() - began
@@ -252,6 +253,7 @@ def trust_plan_finish(*, run_id: int, chunk_results: list | None = None) -> Anal
     if not plans:
         return run  # not a fanned-out run (its start computes it in-process)
     began, clock = timezone.now(), time.perf_counter()
+    peak_rss_reset()
     try:
         data = study_questions(study=run.study)
         load_s = time.perf_counter() - clock

@@ -17,7 +17,7 @@ from django.conf import settings as django_settings
 from django.db import transaction
 from django.utils import timezone
 
-from core.results import build_results
+from core.results import SectionClock, build_results
 from core.settings import AnalysisSettings
 from jobs.services import job_done, job_fail, job_progress, job_send, job_start
 from studies.models import Study
@@ -103,6 +103,36 @@ def analysis_run_execute(*, run_id: int) -> AnalysisRun:
     return analysis_run_complete(run=run)
 
 
+def peak_rss_reset() -> None:
+    """Start measuring this process's peak memory afresh (Linux: ``/proc/self/clear_refs``).
+
+    A Celery worker lives for many runs; resetting its high-water mark at the start of a run
+    makes ``peak_rss_mb`` the peak of this run (and of anything the process does meanwhile).
+    Elsewhere it does nothing, and ``peak_rss_mb`` is the process's lifetime peak.
+    """
+    try:
+        with open("/proc/self/clear_refs", "w") as handle:
+            handle.write("5")
+    except OSError:
+        pass
+
+
+def peak_rss_mb() -> float | None:
+    """The process's peak resident memory in MB since `peak_rss_reset` (None if unknown)."""
+    try:
+        with open("/proc/self/status") as handle:
+            for line in handle:
+                if line.startswith("VmHWM:"):
+                    return round(int(line.split()[1]) / 1024, 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        import resource
+    except ImportError:  # not on this platform
+        return None
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
 def analysis_run_complete(*, run: AnalysisRun, data: list[QuestionData] | None = None,
                           load_s: float = 0.0,
                           resume_at: int | None = None, trust_results: Mapping | None = None,
@@ -115,6 +145,9 @@ def analysis_run_complete(*, run: AnalysisRun, data: list[QuestionData] | None =
     ``trust_results`` are merged trust coefficients to use, ``timings`` join the run's timings.
     """
     started = time.perf_counter()
+    if data is None:  # else the caller loaded the answers, and reset the peak before
+        peak_rss_reset()
+    clock = SectionClock()
     if resume_at is None:
         job_start(model=AnalysisRun, job_id=run.pk, message="loading the answers")
         progress = _progress(run.pk)
@@ -133,6 +166,7 @@ def analysis_run_complete(*, run: AnalysisRun, data: list[QuestionData] | None =
             progress=progress,
             trust_results=trust_results,
             checks=study_checks(study=study),
+            clock=clock,
         )
     except Exception as exc:
         analysis_run_fail(run_id=run.pk, error=exc)
@@ -141,6 +175,8 @@ def analysis_run_complete(*, run: AnalysisRun, data: list[QuestionData] | None =
     document["generated_at"] = timezone.now().isoformat()
     timings = {"load_s": round(load_s + loaded - started, 4),
                "analyses_s": round(finished - loaded, 4),
+               "sections_s": clock.rounded(),
+               "peak_rss_mb": peak_rss_mb(),
                **(timings or {})}
     # Only the first to finish records the run: a duplicate delivery running at the same time
     # (a broker redelivering after its visibility timeout) computed the same and writes nothing.

@@ -13,8 +13,10 @@ is the `concord.results/1` one with ``question`` added to its records (docs/resu
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 import numpy as np
@@ -51,6 +53,32 @@ SECTIONS = ("alpha", "trust", "duplicates", "metric_gaps", "item_gaps", "error_w
             "style_correlations", "competence", "competence_models", "item_labels")
 # The sections core.results_quality fills (docs/results.md), empty lists to start with.
 QUALITY_SECTIONS = SECTIONS[11:]
+
+
+@dataclass
+class SectionClock:
+    """Seconds spent in each section of a build, summed over questions and scales.
+
+    ``with clock("alpha"): ...`` adds the block's wall time to ``seconds["alpha"]``; a run
+    records them in its timings (docs/results.md, "Timings").  Sections nest only where the
+    inner one is named apart (``competence`` inside a scale's loop, not inside ``alpha``).
+    """
+
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @contextmanager
+    def __call__(self, section: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            elapsed = time.perf_counter() - started
+            self.seconds[section] = self.seconds.get(section, 0.0) + elapsed
+
+    def rounded(self, digits: int = 4) -> dict[str, float]:
+        """The seconds per section, largest first, rounded."""
+        ordered = sorted(self.seconds.items(), key=lambda kv: -kv[1])
+        return {name: round(value, digits) for name, value in ordered}
 
 
 @dataclass(frozen=True)
@@ -167,6 +195,7 @@ def build_results(
     progress: Progress = lambda pct, msg: None,
     trust_results: Mapping[TrustKey, TrustResult] | None = None,
     checks: Sequence[Mapping[str, Any]] = (),
+    clock: SectionClock | None = None,
 ) -> dict[str, Any]:
     """Run every analysis of every question and return the results document (a JSON-safe dict).
 
@@ -178,13 +207,15 @@ def build_results(
     ``trust_inputs``); any key not given is computed here. ``checks``: one
     ``{"annotator", "answered", "failed", "stopped"}`` per annotator who answered an attention
     check; their accuracy is the ``attention_checks`` section (check answers never enter the
-    other sections).
+    other sections).  ``clock`` (optional) receives the seconds spent in each section.
 
     Example: ``build_results([QuestionData("rating", data, (0, 1, 2))], settings={},
     study={"slug": "s", "title": "S"})["alpha"][0]["question"] == "rating"``.
     """
     s = AnalysisSettings.coerce(settings)
-    prepared = _prepared(questions, s)
+    clock = SectionClock() if clock is None else clock
+    with clock("prepare"):
+        prepared = _prepared(questions, s)
     primary = prepared[0]
     data, everyone = primary.data, primary.everyone  # the rows every question shares
     names = data.annotators
@@ -218,10 +249,12 @@ def build_results(
         },
         "alpha": [], "trust": [], "duplicates": [], "metric_gaps": [], "item_gaps": [],
         "error_weights": [], "heuristics": [], "styles": [], "correlations": [], "noise": [],
-        "timing": _timing(data, names),
+        "timing": [],
         "attention_checks": _attention_checks(checks),
         **{section: [] for section in QUALITY_SECTIONS},
     }
+    with clock("timing"):
+        doc["timing"] = _timing(data, names)
     n_steps = sum(len(q.views) for q in prepared) + 2
     step = 0
     for q in prepared:
@@ -229,16 +262,19 @@ def build_results(
             label = view.name if len(prepared) == 1 else f"{q.key} {view.name}"
             progress(5 + int(80 * step / n_steps), f"agreement on the {label} scale")
             step += 1
-            _scale_sections(doc, q, view, s, names, trust_results or {})
+            _scale_sections(doc, q, view, s, names, trust_results or {}, clock)
     progress(5 + int(80 * step / n_steps), "filtering heuristics and correlations")
-    slow = _slow(prepared, s)
-    _slow_records(doc, slow, names)
-    study_rules = _study_rules(prepared, s)
-    rq.quality_records(doc, study_rules, names, None, record_settings=True)
+    with clock("quality"):
+        slow = _slow(prepared, s)
+        _slow_records(doc, slow, names)
+        study_rules = _study_rules(prepared, s)
+        rq.quality_records(doc, study_rules, names, None, record_settings=True)
     for n, (q, entry) in enumerate(zip(prepared, question_entries, strict=True)):
-        entry.update(_filtering(doc, q, slow, study_rules, s, names, record_settings=n == 0))
+        entry.update(_filtering(doc, q, slow, study_rules, s, names, record_settings=n == 0,
+                                clock=clock))
     progress(95, "writing the results")
-    cleaned: dict[str, Any] = _clean(doc)
+    with clock("write"):
+        cleaned: dict[str, Any] = _clean(doc)
     return cleaned
 
 
@@ -255,25 +291,42 @@ def _attention_checks(checks: Sequence[Mapping[str, Any]]) -> list[dict[str, Any
 
 
 def _scale_sections(doc: dict[str, Any], q: _Question, view: ScaleView, s: AnalysisSettings,
-                    names: list[str], trust_results: Mapping[TrustKey, TrustResult]) -> None:
+                    names: list[str], trust_results: Mapping[TrustKey, TrustResult],
+                    clock: SectionClock) -> None:
     """Append the records of one question's scale: alpha, trust, duplicates, noise, gaps, weights."""
     data = q.data
     tagged = {"question": q.key}
     for items, rows in (("all", None), ("simple", q.simple_rows)):
         given = trust_results.get((q.key, view.name, items))
-        doc["trust"].append(_trust(q.key, data, view, rows, items, s, names, given))
+        with clock("trust"):
+            doc["trust"].append(_trust(q.key, data, view, rows, items, s, names, given))
         outliers = [names.index(a) for a in doc["trust"][-1]["outliers"]]
-        for level in LEVELS:
-            doc["alpha"].append(_alpha(q.key, data, view, rows, items, level, [], s, names))
-            if outliers:
-                doc["alpha"].append(_alpha(q.key, data, view, rows, items, level, outliers, s,
-                                           names))
-    doc["duplicates"] += [{**tagged, **r} for r in _duplicates(data, view, names)]
+        with clock("alpha"):
+            for level in LEVELS:
+                doc["alpha"].append(_alpha(q.key, data, view, rows, items, level, [], s, names))
+                if outliers:
+                    doc["alpha"].append(_alpha(q.key, data, view, rows, items, level, outliers,
+                                               s, names))
+    with clock("duplicates"):
+        doc["duplicates"] += [{**tagged, **r} for r in _duplicates(data, view, names)]
     ratings = _long(data, view.values)
-    rq.competence_records(doc, q.key, view.name, ratings, view.domain, data.item_ids, names, s)
-    noise = noise_model(ratings, scale=view.name, confidence=s.noise_confidence,
-                        max_gamma=s.noise_max_gamma)
-    doc["noise"].append({**tagged, **noise.to_record()})
+    with clock("competence"):
+        rq.competence_records(doc, q.key, view.name, ratings, view.domain, data.item_ids, names,
+                              s)
+    with clock("noise"):
+        noise = noise_model(ratings, scale=view.name, confidence=s.noise_confidence,
+                            max_gamma=s.noise_max_gamma)
+        doc["noise"].append({**tagged, **noise.to_record()})
+    with clock("gaps"):
+        _gaps(doc, q, view, ratings)
+    if data.features:
+        with clock("error_weights"):
+            _weights(doc, q, view, ratings, names)
+
+
+def _gaps(doc: dict[str, Any], q: _Question, view: ScaleView, ratings: LongRatings) -> None:
+    data = q.data
+    tagged = {"question": q.key}
     if data.metrics:
         gaps = metric_gaps(ratings, metrics=data.metrics, domain=view.domain,
                            scale=view.name, simple=q.simple)
@@ -282,6 +335,12 @@ def _scale_sections(doc: dict[str, Any], q: _Question, view: ScaleView, s: Analy
             record: dict[str, Any] = {**tagged, **g.to_record()}
             record["item"] = data.item_ids[int(record["item"])]
             doc["item_gaps"].append(record)
+
+
+def _weights(doc: dict[str, Any], q: _Question, view: ScaleView, ratings: LongRatings,
+             names: list[str]) -> None:
+    data = q.data
+    tagged = {"question": q.key}
     if data.features:
         feature_names = sorted(data.features)
         matrix = np.column_stack([data.features[f] for f in feature_names])
@@ -498,7 +557,8 @@ def _slow_records(doc: dict[str, Any], slow: HeuristicResult, names: list[str]) 
 
 def _filtering(doc: dict[str, Any], q: _Question, slow: HeuristicResult,
                study_rules: Mapping[str, HeuristicResult], s: AnalysisSettings,
-               names: list[str], *, record_settings: bool) -> dict[str, Any]:
+               names: list[str], *, record_settings: bool,
+               clock: SectionClock) -> dict[str, Any]:
     """Append one question's heuristics, styles and correlations; return its derived settings.
 
     The top-level ``settings`` record what the primary question's rules applied
@@ -515,64 +575,67 @@ def _filtering(doc: dict[str, Any], q: _Question, slow: HeuristicResult,
     ratings = _long(data, raw.values)
     has_sentiment = data.sentiment_a is not None and "bleu1" in data.metrics
     params = {rule: s.heuristics.params(rule) for rule in RULES}
-    results = run_heuristics(
-        ratings,
-        reduced=_long(data, reduced.values),
-        control=data.control if data.control.any() else None,
-        bleu1=data.metrics.get("bleu1") if has_sentiment else None,
-        sentiment_a=data.sentiment_a if has_sentiment else None,
-        sentiment_b=data.sentiment_b if has_sentiment else None,
-        sentiment_source=cast(Literal["imported", "vader"], data.sentiment_source),
-        params=params,
-    )
-    # Every rule's parameters as set, and for each rule that ran what it applied (its ddof, the
-    # sentiment source and the threshold chosen for it, the number of qualifying pairs).
-    if record_settings:
-        for rule, result in results.items():
-            recorded["heuristics"][rule].update(result.params)
-        recorded["heuristics_reduced_scale"] = reduced.name
-    derived["heuristics_reduced_scale"] = reduced.name
-    for result in results.values():
-        for record in result.records:
-            row: dict[str, Any] = {**tagged, **record.to_record()}
-            row["annotator"] = names[int(row["annotator"])]
-            doc["heuristics"].append(row)
-    question_rules = rq.question_rules(data, s)
-    rq.quality_records(doc, question_rules, names, q.key, record_settings=record_settings)
-    domain = raw.domain
-    styles = None
-    if len(domain) >= 4:
-        extreme, moderate = (domain[0], domain[-1]), (domain[1], domain[-2])
-        styles = annotator_styles(ratings, extreme=extreme, moderate=moderate)
-        derived["styles"] = {"extreme": list(extreme), "moderate": list(moderate),
-                             "share_threshold": 0.5}
+    with clock("heuristics"):
+        results = run_heuristics(
+            ratings,
+            reduced=_long(data, reduced.values),
+            control=data.control if data.control.any() else None,
+            bleu1=data.metrics.get("bleu1") if has_sentiment else None,
+            sentiment_a=data.sentiment_a if has_sentiment else None,
+            sentiment_b=data.sentiment_b if has_sentiment else None,
+            sentiment_source=cast(Literal["imported", "vader"], data.sentiment_source),
+            params=params,
+        )
+        # Every rule's parameters as set, and for each rule that ran what it applied (its ddof, the
+        # sentiment source and the threshold chosen for it, the number of qualifying pairs).
         if record_settings:
-            recorded["styles"] = dict(derived["styles"])
-        for style in styles.records:
-            row = {**tagged, **style.to_record()}
-            row["annotator"] = names[int(row["annotator"])]
-            doc["styles"].append(row)
-    if data.metrics:
-        # The study's slow annotators are removed from every question's correlations.
-        flagged = {"slow": slow, **results}
-        correlations = filtering_correlations(ratings, metrics=data.metrics, flagged=flagged)
-        if record_settings:
-            recorded["correlations"] = correlations.params
-        for correlation in correlations.records:
-            row = {**tagged, **correlation.to_record()}
-            row["removed"] = [names[int(a)] for a in row["removed"]]
-            doc["correlations"].append(row)
-        intervals = rq.Intervals(ratings, data.metrics, s)
-        rq.correlation_interval_records(doc, q.key, correlations.records, names, intervals)
-        new_rules = {**study_rules, **question_rules}
-        params = rq.rule_set_records(doc, q.key, ratings, data.metrics, {**flagged, **new_rules},
-                                     list(new_rules), names, intervals)
-        if record_settings:
-            recorded["quality_correlations"] = params
-        if styles is not None:
-            rq.style_records(doc, q.key, ratings, data.metrics, styles, flagged,
-                             results["low_variance"], names, intervals)
-        rq.comparison_records(doc, q.key, ratings, data.metrics, s)
+            for rule, result in results.items():
+                recorded["heuristics"][rule].update(result.params)
+            recorded["heuristics_reduced_scale"] = reduced.name
+        derived["heuristics_reduced_scale"] = reduced.name
+        for result in results.values():
+            for record in result.records:
+                row: dict[str, Any] = {**tagged, **record.to_record()}
+                row["annotator"] = names[int(row["annotator"])]
+                doc["heuristics"].append(row)
+        question_rules = rq.question_rules(data, s)
+        rq.quality_records(doc, question_rules, names, q.key, record_settings=record_settings)
+    with clock("styles"):
+        domain = raw.domain
+        styles = None
+        if len(domain) >= 4:
+            extreme, moderate = (domain[0], domain[-1]), (domain[1], domain[-2])
+            styles = annotator_styles(ratings, extreme=extreme, moderate=moderate)
+            derived["styles"] = {"extreme": list(extreme), "moderate": list(moderate),
+                                 "share_threshold": 0.5}
+            if record_settings:
+                recorded["styles"] = dict(derived["styles"])
+            for style in styles.records:
+                row = {**tagged, **style.to_record()}
+                row["annotator"] = names[int(row["annotator"])]
+                doc["styles"].append(row)
+    with clock("correlations"):
+        if data.metrics:
+            # The study's slow annotators are removed from every question's correlations.
+            flagged = {"slow": slow, **results}
+            correlations = filtering_correlations(ratings, metrics=data.metrics, flagged=flagged)
+            if record_settings:
+                recorded["correlations"] = correlations.params
+            for correlation in correlations.records:
+                row = {**tagged, **correlation.to_record()}
+                row["removed"] = [names[int(a)] for a in row["removed"]]
+                doc["correlations"].append(row)
+            intervals = rq.Intervals(ratings, data.metrics, s)
+            rq.correlation_interval_records(doc, q.key, correlations.records, names, intervals)
+            new_rules = {**study_rules, **question_rules}
+            params = rq.rule_set_records(doc, q.key, ratings, data.metrics, {**flagged, **new_rules},
+                                         list(new_rules), names, intervals)
+            if record_settings:
+                recorded["quality_correlations"] = params
+            if styles is not None:
+                rq.style_records(doc, q.key, ratings, data.metrics, styles, flagged,
+                                 results["low_variance"], names, intervals)
+            rq.comparison_records(doc, q.key, ratings, data.metrics, s)
     return derived
 
 

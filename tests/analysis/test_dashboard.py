@@ -278,3 +278,35 @@ def test_times_are_shown_as_people_read_them_with_the_exact_value_in_a_title(own
     exact = re.findall(r'<time datetime="([^"]+)" title="\1">(\d{1,2} \w{3} \d{4}, \d\d:\d\d UTC)'
                        r"</time>", html)
     assert exact and any(value == run.results["generated_at"] for value, _ in exact), exact
+
+
+def test_a_run_records_each_sections_time_and_its_peak_memory_and_the_page_shows_them(
+        owner_client, demos):
+    study = demos["demo-similarity"].study
+    run = finished_run(study)
+    sections = run.timings["sections_s"]
+    # Every section that ran on this study (it has metrics, several scales and quality rules).
+    for name in ("prepare", "timing", "trust", "alpha", "duplicates", "competence", "noise",
+                 "gaps", "quality", "heuristics", "styles", "correlations", "write"):
+        assert name in sections and sections[name] >= 0, name
+    assert list(sections.values()) == sorted(sections.values(), reverse=True)
+    # The parts add up to no more than the analyses' time, and the peak is a real process size.
+    assert sum(sections.values()) <= run.timings["analyses_s"] + 0.01
+    assert 20 < run.timings["peak_rss_mb"] < 100_000
+    html = owner_client.get(url("dashboard", study)).content.decode()
+    costs = html[html.index('id="run-costs"'):html.index("</details>", html.index('id="run-costs"'))]
+    assert f"Time and memory of run {run.pk}" in costs
+    assert costs.count("<tr><td>") == len(sections) and "<td>correlations</td>" in costs
+    assert f"{run.timings['peak_rss_mb']:.0f} MB" in costs
+
+
+def test_the_peak_memory_is_the_runs_own_not_the_workers_lifetime_peak():
+    from analysis.services import peak_rss_mb, peak_rss_reset
+
+    ballast = bytearray(300 * 2**20)  # 300 MB touched, then freed
+    ballast[::4096] = b"x" * len(ballast[::4096])
+    high = peak_rss_mb()
+    del ballast
+    peak_rss_reset()
+    after = peak_rss_mb()
+    assert high is not None and after is not None and after < high - 200
