@@ -27,6 +27,7 @@ import warnings
 import krippendorff
 import numpy as np
 
+from core.stats import _subsets
 from core.stats._subsets import enumerate_masks, masks_to_members
 from core.stats.trust import subset_alphas, trust_chunk, trust_coefficients
 
@@ -88,6 +89,11 @@ def main(argv: list[str] | None = None) -> int:
         return time.perf_counter() - started < args.budget
 
     print(f"trust coefficients, {N_ITEMS} items, {LEVEL} 0-7, 10% missing, seed {args.seed}")
+    engine = _subsets.default_engine()
+    print(f"  exhaustive engine: {engine}"
+          + (" (numba; the numpy engine timed beside it)" if engine == "compiled" else ""))
+    if engine == "compiled":  # compile once, outside the timings (a worker does it once too)
+        trust_coefficients(make_ratings(4, args.seed), level=LEVEL, domain=DOMAIN)
     for k in BATCHED_KS:
         if not in_budget():
             figures[f"k{k}_s"] = None
@@ -102,6 +108,26 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"  batched k={k:2d}: {2**k - k - 1:9d} subsets in {seconds:8.4f} s ({per:.2f} us/subset)"
         )
+
+    if engine == "compiled":
+        # The numpy engine (the fallback without numba) side by side, same data, same run.
+        numpy_engine = _subsets.default_engine
+        _subsets.default_engine = lambda: "numpy"
+        try:
+            for k in (12, 14, 16):
+                if not in_budget():
+                    continue
+                ratings = make_ratings(k, args.seed)
+                seconds = best_time(
+                    lambda r=ratings: trust_coefficients(r, level=LEVEL, domain=DOMAIN),
+                    args.repeat)
+                figures[f"numpy_k{k}_s"] = seconds
+                speedup = seconds / figures[f"k{k}_s"] if figures.get(f"k{k}_s") else None
+                figures[f"compiled_vs_numpy_k{k}"] = speedup
+                print(f"  numpy   k={k:2d}: {seconds:8.4f} s -> the compiled engine is "
+                      f"{speedup:.1f}x faster")
+        finally:
+            _subsets.default_engine = numpy_engine
 
     max_diff = 0.0
     for k in NAIVE_KS:

@@ -399,15 +399,43 @@ class _Halves:
         return _finish(n_v, d_o, d_e).reshape(nh * nl)
 
 
-def enumerated_alphas(prep: Prepared, start: int, stop: int) -> FloatArray:
-    """Return alphas of subsets ``start..stop-1`` in enumeration order (nan = undefined)."""
+ENGINES = ("compiled", "numpy")
+
+
+def default_engine() -> str:
+    """The engine `enumerated_alphas` uses: the compiled one when numba is installed."""
+    from core.stats import _subsets_compiled
+
+    return "compiled" if _subsets_compiled.AVAILABLE else "numpy"
+
+
+def enumerated_alphas(prep: Prepared, start: int, stop: int,
+                      engine: str | None = None) -> FloatArray:
+    """Return alphas of subsets ``start..stop-1`` in enumeration order (nan = undefined).
+
+    ``engine``: ``"compiled"`` (numba, ``core.stats._subsets_compiled``: exact counts walked mask
+    by mask) or ``"numpy"`` (the batched matrix products below); by default the compiled one
+    when numba is installed.  Both give krippendorff's alphas to ~1e-12; each is deterministic
+    per subset, so chunks of a range merge to the whole range bit for bit.
+    """
     total = n_subsets(prep.k)
     if not 0 <= start <= stop <= total:
         raise ValueError(f"subset range [{start}, {stop}) out of [0, {total}) for k={prep.k}")
+    engine = default_engine() if engine is None else engine
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, not {engine!r}")
     if start == stop:
         return np.zeros(0)
     if prep.undefined_reason is not None:
         return np.full(stop - start, np.nan)
+    if engine == "compiled":
+        from core.stats import _subsets_compiled
+
+        if not _subsets_compiled.AVAILABLE:
+            raise ValueError("the compiled engine needs numba, which is not installed")
+        return _subsets_compiled.walk_alphas(prep.onehot, prep.values, prep.distance, prep.level,
+                                             mask_at(start, prep.k), mask_at(stop - 1, prep.k),
+                                             stop - start)
     halves = _Halves(prep)
     ws = halves._workspace() if prep.level in ("ordinal", "interval") else None
     lo, hi = mask_at(start, prep.k), mask_at(stop - 1, prep.k)

@@ -17,7 +17,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scipy.stats import spearmanr
 
-from core.stats import _subsets
+from core.stats import _subsets, _subsets_compiled
 from core.stats.trust import (
     TIE_DECIMALS,
     plan_chunks,
@@ -142,13 +142,55 @@ def assert_alphas_equal(got, want):
 # --- the engine ---------------------------------------------------------------------------------
 
 
+ENGINES = ["numpy", "compiled"] if _subsets_compiled.AVAILABLE else ["numpy"]
+
+
+def test_numba_is_installed_so_the_compiled_engine_is_the_default():
+    # requirements.txt pins numba: a missing one would silently fall back to the slower engine.
+    assert _subsets_compiled.AVAILABLE and _subsets.default_engine() == "compiled"
+
+
 @settings(max_examples=60, deadline=None)
 @given(data=rating_matrices(), level=st.sampled_from(LEVELS))
 def test_it_matches_krippendorff_for_every_subset_exhaustively(data, level):
     ratings, domain = data
     k = ratings.shape[0]
-    got = trust_chunk(ratings, level=level, domain=domain, start=0, stop=2**k - k - 1).alphas
-    assert_alphas_equal(got, reference_alphas(ratings, level, domain, all_masks(k)))
+    masks = all_masks(k)
+    want = reference_alphas(ratings, level, domain, masks)
+    prep = _subsets.prepare(ratings, level=level, domain=domain)
+    for engine in ENGINES:
+        got = _subsets.enumerated_alphas(prep, 0, masks.size, engine=engine)
+        assert_alphas_equal(got, want)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("seed", range(3))
+def test_the_compiled_engine_equals_the_numpy_engine_and_its_chunks_merge_bit_for_bit(level,
+                                                                                        seed):
+    if not _subsets_compiled.AVAILABLE:
+        pytest.fail("numba is a requirement")
+    rng = np.random.default_rng(seed)
+    k = 11
+    ratings = random_ratings(rng, k=k, n_items=40, n_values=6, missing=0.3)
+    domain = [0, 1, 2, 3, 4, 5, 6.5] if level != "nominal" else list(range(7))
+    if level == "interval":
+        ratings = np.where(ratings == 5, 6.5, ratings)  # a value that is not a whole number
+    prep = _subsets.prepare(ratings, level=level, domain=domain)
+    total = _subsets.n_subsets(k)
+    compiled = _subsets.enumerated_alphas(prep, 0, total, engine="compiled")
+    numpy_ = _subsets.enumerated_alphas(prep, 0, total, engine="numpy")
+    assert np.array_equal(np.isnan(compiled), np.isnan(numpy_))
+    assert np.nanmax(np.abs(compiled - numpy_)) <= 1e-12
+    cuts = sorted({0, total, *rng.integers(0, total, 6).tolist()})
+    pieces = [_subsets.enumerated_alphas(prep, lo, hi, engine="compiled")
+              for lo, hi in itertools.pairwise(cuts)]
+    assert np.array_equal(np.concatenate(pieces), compiled, equal_nan=True)
+
+
+def test_an_unknown_engine_is_refused():
+    prep = _subsets.prepare(np.array([[1.0, 2.0], [1.0, 2.0]]), level="nominal", domain=[1, 2])
+    with pytest.raises(ValueError, match="engine must be one of"):
+        _subsets.enumerated_alphas(prep, 0, 1, engine="fortran")
 
 
 @settings(max_examples=60, deadline=None)
@@ -163,8 +205,9 @@ def test_it_matches_krippendorff_for_arbitrary_masks(data, level, seed):
 
 @pytest.mark.parametrize("level", LEVELS)
 def test_it_matches_krippendorff_across_many_blocks(level, monkeypatch):
-    # Tiny blocks force the block tiling and the low/high split through many boundaries.
+    # Tiny blocks force the numpy engine's tiling and low/high split through many boundaries.
     monkeypatch.setattr(_subsets, "_BLOCK_SUBSETS", 16)
+    monkeypatch.setattr(_subsets, "default_engine", lambda: "numpy")
     ratings = random_ratings(np.random.default_rng(7), k=9, n_items=30, n_values=6)
     domain = list(range(8))  # two domain values never used
     got = trust_chunk(ratings, level=level, domain=domain, start=0, stop=2**9 - 10).alphas
