@@ -19,8 +19,10 @@ from annotation.models import Answer, Response
 from demo.services import demo_seed
 from exports.bundles import REPLAY_DIFFERS
 from exports.services import export_open
+from studies.definitions import load_definition
 from studies.models import Item, Participant, Study
 from studies.selectors import study_definition
+from studies.services import items_import, study_create_from_definition
 
 pytestmark = pytest.mark.django_db
 
@@ -287,3 +289,21 @@ def test_the_new_study_page_links_to_the_bundle_import(demos, client):
     client.force_login(demos)
     page = client.get(reverse("studies:new")).content.decode()
     assert reverse("exports:bundle_import") in page
+
+
+def test_the_response_upload_preview_shows_the_columns_it_does_not_read(demos, client):
+    with zipfile.ZipFile(io.BytesIO(bundle_of("demo-similarity"))) as archive:
+        responses, items = archive.read("responses.csv"), archive.read("items.csv")
+        definition = json.loads(archive.read("definition.json"))
+    definition["slug"] = "preview"  # a study of the same items, without answers yet
+    study = study_create_from_definition(
+        owner=demos, definition=load_definition(json.dumps(definition).encode(), "d.json"))
+    items_import(study=study, data=items, filename="items.csv")
+    client.force_login(demos)
+    upload = io.BytesIO(responses)
+    upload.name = "responses.csv"
+    response = client.post(reverse("annotation:responses_import", args=["preview"]),
+                           {"file": upload, "format": "long"}, follow=True)
+    page = response.content.decode()
+    assert "Nothing is stored yet" in page
+    assert "Warning: columns not read: presentation, duplicate, submitted_at" in page
