@@ -16,13 +16,17 @@ from django.urls import reverse
 
 from analysis.models import AnalysisRun
 from annotation.models import Answer, Response
+from annotation.services import AnswerRejected
 from demo.services import demo_seed
 from exports.bundles import REPLAY_DIFFERS
 from exports.services import export_open
 from studies.definitions import load_definition
 from studies.models import Item, Participant, Study
 from studies.selectors import study_definition
-from studies.services import items_import, study_create_from_definition
+from studies.services import items_import, participants_invite, study_create_from_definition
+from tests.analysis.test_questions import ITEMS, Summeval
+from tests.annotation.test_checks import CHECKED_CSV
+from tests.answers import submit
 
 pytestmark = pytest.mark.django_db
 
@@ -86,6 +90,53 @@ def test_it_replays_a_demo_bundle_to_the_same_results(demos, tmp_path, slug):
     assert found[:20] == []
     # the durations came back, so the "slow" and "too fast" rules flag the same annotators
     assert again["heuristics"] == recorded["heuristics"]
+
+
+def replayed_results(study: Study, tmp_path) -> tuple[dict, dict]:
+    """Analyse `study`, export its bundle, replay it as 'replayed', analyse that: both documents."""
+    data = bundle_of(study.slug)
+    path = tmp_path / "bundle.zip"
+    path.write_bytes(data)
+    call_command("import_bundle", str(path), "--slug", "replayed", "--owner",
+                 study.owner.username, stdout=io.StringIO())
+    call_command("analyze", "replayed", "--output", str(tmp_path / "again.json"),
+                 stdout=io.StringIO())
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        recorded = json.loads(archive.read("results.json"))
+    return recorded, json.loads((tmp_path / "again.json").read_text())
+
+
+def test_it_replays_several_questions_revisions_and_cant_judge(make_study, alice, tmp_path):
+    study = make_study(alice, slug="summeval", preset="summeval-4x5", items=ITEMS)
+    Summeval(study)
+    recorded, again = replayed_results(study, tmp_path)
+    assert differences(without_replay_fields(recorded), without_replay_fields(again)) == []
+    assert sum(q["counts"]["cant_judge"] for q in again["questions"]) > 0
+    revised = Response.objects.filter(participant__study__slug="replayed", revision=2)
+    assert revised.count() == 2 and not revised.filter(is_current=False).exists()
+
+
+def test_it_replays_attention_checks_and_their_failures(make_study, alice, tmp_path):
+    probe = make_study(alice, slug="probe", items="", open=False)
+    study = make_study(alice, slug="checked", items=CHECKED_CSV.format(
+        q=probe.primary_question.key))
+    for n, participant in enumerate(participants_invite(study=study, count=3)):
+        order = list(participant.assignments.order_by("position")
+                     .values_list("position", "item__external_id"))
+        for position, item in order:
+            # the first participant fails every check, the others answer the checks right
+            value = {"c1": 2, "c2": 6, "c3": 5}.get(item, 3) if n else 0
+            try:
+                submit(participant, position, value, active_ms=1000 + 10 * position)
+            except AnswerRejected:  # stopped: the study has ended for this link
+                break
+    recorded, again = replayed_results(study, tmp_path)
+    assert differences(without_replay_fields(recorded), without_replay_fields(again)) == []
+    failed = {row["annotator"]: row["failed"] for row in again["attention_checks"]}
+    assert sorted(failed.values()) == [0, 0, 2]  # stopped after two failures (check_stop_after)
+    assert [row["stopped"] for row in again["attention_checks"]].count(True) == 1
+    stopped = Participant.objects.get(study__slug="replayed", stopped_at__isnull=False)
+    assert stopped.completed_at is None
 
 
 def test_the_replayed_study_keeps_revisions_durations_and_pseudonyms(demos, tmp_path):
