@@ -65,8 +65,14 @@ def bundle_import(*, data: bytes, filename: str, owner: AbstractBaseUser,
     study's analysis gives the bundle's results.json again but for `REPLAY_DIFFERS`.
     """
     name = PurePath(filename).name or "bundle.zip"
-    members = bundle_members(data, filename=name, wanted=REQUIRED, required=REQUIRED,
+    members = bundle_members(data, filename=name, wanted={*REQUIRED, "settings.json"},
+                             required=[m for m in REQUIRED if m != BUNDLE_DEFINITION],
                              limits=bundle_limits())
+    if BUNDLE_DEFINITION not in members:
+        why = ("this bundle was written before bundles carried their study's definition; "
+               "export the study's bundle again" if "settings.json" in members else
+               "is this a bundle export of Concord?")
+        raise InputError([Problem(name, None, None, f"{BUNDLE_DEFINITION} is missing: {why}")])
     definition = _definition(members[BUNDLE_DEFINITION], f"{name}/{BUNDLE_DEFINITION}", slug)
     if Study.objects.filter(slug=definition["slug"]).exists():
         option = "" if slug else "; give the new study another one with --slug NEW"
@@ -85,8 +91,9 @@ def bundle_import(*, data: bytes, filename: str, owner: AbstractBaseUser,
         Study.objects.filter(pk=study.pk).update(status=Study.Status.CLOSED,
                                                  status_changed_at=now)
         study.status, study.status_changed_at = Study.Status.CLOSED, now
-        study_event(study=study, user=owner, action="import_bundle", bundle=name[:200],
-                    to=Study.Status.CLOSED)
+        # The history says why it is closed (an existing action: no new choice to migrate).
+        study_event(study=study, user=owner, action="close", replayed_from=name[:200],
+                    **{"from": Study.Status.DRAFT, "to": Study.Status.CLOSED})
     return BundleImport(study=study, items=n_items, **counts)
 
 

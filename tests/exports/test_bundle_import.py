@@ -154,6 +154,8 @@ def test_the_replayed_study_keeps_revisions_durations_and_pseudonyms(demos, tmp_
                  stdout=io.StringIO())
     copy = Study.objects.get(slug="copy")
     assert copy.status == Study.Status.CLOSED
+    event = copy.events.get()
+    assert (event.action, event.detail["replayed_from"]) == ("close", "b.zip")
     assert copy.analysis_settings == AnalysisRun.objects.filter(
         study=original).latest("pk").settings
 
@@ -275,7 +277,11 @@ def test_it_refuses_a_taken_slug_and_a_missing_member(demos, tmp_path):
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         members = {n: archive.read(n) for n in archive.namelist() if n != "definition.json"}
     message = refused(tmp_path, zipped(members), "--slug", "other")
-    assert "upload.zip: definition.json is missing" in message
+    assert ("upload.zip: definition.json is missing: this bundle was written before bundles "
+            "carried their study's definition; export the study's bundle again") in message
+    del members["settings.json"]
+    message = refused(tmp_path, zipped(members), "--slug", "other")
+    assert "definition.json is missing: is this a bundle export of Concord?" in message
 
 
 def test_a_bad_revision_is_named_by_file_line_and_column_and_nothing_is_kept(demos, tmp_path):
