@@ -57,12 +57,14 @@ def bundle_limits() -> ZipLimits:
 
 
 def bundle_import(*, data: bytes, filename: str, owner: AbstractBaseUser,
-                  slug: str | None = None) -> BundleImport:
+                  slug: str | None = None, max_rows: int | None = None) -> BundleImport:
     """Create a closed study from a methods bundle; raise `InputError` (nothing written).
 
     ``slug`` replaces the bundle's (default: the bundle's own; a slug already taken is an
     error). The bundle's definition carries the analysis settings of its run, so the new
     study's analysis gives the bundle's results.json again but for `REPLAY_DIFFERS`.
+    ``max_rows`` refuses, before anything is written, a revisions file of more rows (the page,
+    which imports while the researcher waits).
     """
     name = PurePath(filename).name or "bundle.zip"
     members = bundle_members(data, filename=name, wanted={*REQUIRED, "settings.json"},
@@ -73,6 +75,13 @@ def bundle_import(*, data: bytes, filename: str, owner: AbstractBaseUser,
                "export the study's bundle again" if "settings.json" in members else
                "is this a bundle export of Concord?")
         raise InputError([Problem(name, None, None, f"{BUNDLE_DEFINITION} is missing: {why}")])
+    # Lines bound the rows from above (a comment may hold a line break): cheap, before parsing.
+    rows = members[REVISIONS].count(b"\n") - 1
+    if max_rows is not None and rows > max_rows:
+        raise InputError([Problem(f"{name}/{REVISIONS}", None, None,
+                                  f"about {rows} answer rows, more than the {max_rows} this page "
+                                  "imports while you wait; import it on the server with "
+                                  f"`python manage.py import_bundle {name}`")])
     definition = _definition(members[BUNDLE_DEFINITION], f"{name}/{BUNDLE_DEFINITION}", slug)
     if Study.objects.filter(slug=definition["slug"]).exists():
         option = "" if slug else "; give the new study another one with --slug NEW"

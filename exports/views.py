@@ -138,7 +138,7 @@ def pseudonyms_download(request: HttpRequest, slug: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def bundle_import_view(request: HttpRequest) -> HttpResponse:
     """Replay an uploaded methods bundle as a new closed study the caller owns (synchronous:
-    the upload is bounded by CONCORD_BUNDLE_MAX_BYTES)."""
+    bounded by CONCORD_BUNDLE_MAX_BYTES and CONCORD_BUNDLE_SYNC_MAX_ROWS answer rows)."""
     form = BundleImportForm(request.POST or None, request.FILES or None)
     problems: list[str] = []
     if request.method == "POST" and form.is_valid():
@@ -146,7 +146,8 @@ def bundle_import_view(request: HttpRequest) -> HttpResponse:
             upload = upload_read(form.cleaned_data["file"],
                                  max_bytes=settings.CONCORD_BUNDLE_MAX_BYTES)
             done = bundle_import(data=upload.data, filename=upload.filename, owner=request.user,
-                                 slug=form.cleaned_data["slug"] or None)
+                                 slug=form.cleaned_data["slug"] or None,
+                                 max_rows=settings.CONCORD_BUNDLE_SYNC_MAX_ROWS)
         except InputError as exc:
             problems = [str(p) for p in exc.problems]
             if exc.omitted:
@@ -158,4 +159,5 @@ def bundle_import_view(request: HttpRequest) -> HttpResponse:
     return render(request, "exports/bundle_import.html", {
         "form": form, "problems": problems,
         "max_mib": settings.CONCORD_BUNDLE_MAX_BYTES // (1024 * 1024),
+        "max_rows": settings.CONCORD_BUNDLE_SYNC_MAX_ROWS,
     }, status=400 if problems or form.errors else 200)

@@ -319,6 +319,20 @@ def test_the_page_imports_a_bundle_for_a_signed_in_researcher(demos, client, tmp
     assert Response.objects.filter(participant__study=study).count() == 588
 
 
+def test_the_page_leaves_a_large_bundle_to_the_command(demos, client, settings):
+    settings.CONCORD_BUNDLE_SYNC_MAX_ROWS = 100
+    upload = io.BytesIO(bundle_of("demo-similarity"))
+    upload.name = "big.zip"
+    client.force_login(demos)
+    before = counts()
+    response = client.post(reverse("exports:bundle_import"), {"file": upload, "slug": "web"})
+    assert response.status_code == 400
+    assert ("big.zip/revisions.csv: about 588 answer rows, more than the 100 this page imports "
+            "while you wait; import it on the server with `python manage.py import_bundle "
+            "big.zip`") in response.content.decode().replace("&#x27;", "'").replace("&quot;", '"')
+    assert counts() == before
+
+
 def test_the_page_shows_every_problem_and_creates_nothing(demos, client):
     client.force_login(demos)
     upload = io.BytesIO(b"not a zip")
