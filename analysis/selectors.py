@@ -144,6 +144,14 @@ def annotator_answers(*, participant_id: int, limit: int = ANNOTATOR_ROWS) -> li
                 for item, presentation, active_ms, question, value, missing in cursor.fetchall()]
 
 
+def run_settings(*, study: Study, run_id: int) -> dict | None:
+    """Return the analysis settings a run of the study was made with, or None. One query."""
+    from .models import AnalysisRun
+
+    return (AnalysisRun.objects.filter(study=study, pk=run_id)
+            .values_list("settings", flat=True).first())
+
+
 def latest_run(*, study: Study):
     """Return the newest finished run (id, finish time, results), or None. One query."""
     from .models import AnalysisRun

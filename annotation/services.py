@@ -529,7 +529,10 @@ def responses_import(
     Responses are stored annotator by annotator in order of first appearance, so the pseudonyms
     A1, A2, … follow the file. Raises `InputError` listing every problem; nothing is written then.
     """
+    notes: list[str] = []
+
     def parse() -> list[Annotator]:
+        notes.clear()
         return responses_parse(
             data, filename=filename, fmt=fmt,
             items=study.items.values_list("external_id", flat=True),
@@ -538,16 +541,19 @@ def responses_import(
                 study=study, source=Participant.Source.IMPORT).values_list("external_id", flat=True),
             annotator_column=annotator_column, item_map=item_map, value_map=value_map,
             meta_columns=meta_columns, max_bytes=settings.CONCORD_MAX_UPLOAD_BYTES,
+            warnings=notes,
         )
 
     if dry_run:
-        return responses_summarize(parse(), filename=filename, fmt=fmt)
+        return replace(responses_summarize(parse(), filename=filename, fmt=fmt),
+                       warnings=tuple(notes))
     with transaction.atomic():
         # Serialise imports into one study, so two uploads of one annotator cannot both pass.
         Study.objects.select_for_update().filter(pk=study.pk).values_list("pk").get()
         annotators = parse()
         _responses_store(study=study, annotators=annotators, filename=filename)
-    return replace(responses_summarize(annotators, filename=filename, fmt=fmt), imported=True)
+    return replace(responses_summarize(annotators, filename=filename, fmt=fmt), imported=True,
+                   warnings=tuple(notes))
 
 
 def _responses_store(*, study: Study, annotators: Sequence[Annotator], filename: str) -> None:

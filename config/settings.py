@@ -391,6 +391,15 @@ WHITENOISE_AUTOREFRESH = DEBUG
 # screen is still accepted for this long (docs/lifecycle.md): no answer is lost by a close.
 CONCORD_ANSWER_GRACE_SECONDS = envint("CONCORD_ANSWER_GRACE_SECONDS", 2 * 3600)
 CONCORD_MAX_UPLOAD_BYTES = envint("CONCORD_MAX_UPLOAD_BYTES", 10 * 1024 * 1024)
+# A methods bundle (import_bundle, "Import a bundle"): the zip's size, its number of members and
+# what its members may unpack to, each and together (a zip bomb is refused from its declared
+# sizes before anything is decompressed; docs/exports.md#replaying-a-bundle).
+CONCORD_BUNDLE_MAX_BYTES = envint("CONCORD_BUNDLE_MAX_BYTES", 50 * 1024 * 1024)
+CONCORD_BUNDLE_MAX_MEMBERS = envint("CONCORD_BUNDLE_MAX_MEMBERS", 64)
+CONCORD_BUNDLE_MAX_UNPACKED_BYTES = envint("CONCORD_BUNDLE_MAX_UNPACKED_BYTES", 500 * 1024 * 1024)
+# The page imports a bundle while the researcher waits (about 10 s per 20 000 answer rows on the
+# development machine): a bundle whose revisions.csv has more rows is left to the command.
+CONCORD_BUNDLE_SYNC_MAX_ROWS = envint("CONCORD_BUNDLE_SYNC_MAX_ROWS", 20_000)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 

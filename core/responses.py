@@ -125,6 +125,8 @@ class ImportSummary:
     duplicates: int
     merged_rows: int  # rows merged into an earlier row of the same annotator
     imported: bool = False
+    # What was accepted but is worth saying (columns of the responses export not read).
+    warnings: tuple[str, ...] = ()
 
 
 # --- reading ----------------------------------------------------------------------------------
@@ -273,12 +275,15 @@ def responses_parse(
     meta_columns: Sequence[str] = (),
     max_bytes: int,
     limits: Limits = DEFAULT_LIMITS,
+    warnings: list[str] | None = None,
 ) -> list[Annotator]:
     """Validate a response file completely; return its annotators in order of first appearance.
 
     `questions` maps each question key to its scale's values, in the study's order; a study of
     one question may give its `scale` alone (its answers are then keyed `SINGLE`). Raise
-    `InputError` listing every problem of the map files, then of the file.
+    `InputError` listing every problem of the map files, then of the file. What is accepted but
+    worth saying (the export's columns a long file carries and the import does not read) is
+    appended to `warnings` when given.
     """
     errors = Collector(filename)
     if fmt not in FORMATS:
@@ -307,6 +312,8 @@ def responses_parse(
                                 meta_columns=[_norm(m) for m in meta_columns if _norm(m)])
             if not rows and not errors:
                 errors.add("the file has a header but no rows")
+            if fmt == "long" and warnings is not None:
+                warnings += _long_unread(header, annotator_column)
             for annotator in annotators:
                 if annotator.external_id in existing:
                     errors.add(
@@ -568,6 +575,17 @@ def _parse_long(header: Sequence[str], rows: Sequence[Row], errors: Collector, *
             annotators[external].answers[(item, n)] = Answer(
                 item, n, g.position, {k: c for k, (_, c) in g.cells.items()}, g.duration)
     return list(annotators.values())
+
+
+def _long_unread(header: Sequence[str], annotator_column: str | None) -> list[str]:
+    """Name the columns of the responses export a long file carries and the import ignores."""
+    read = {_norm(annotator_column or "annotator").lower(), *LONG_COLUMNS, *LONG_ALIASES}
+    unread = [_norm(h) for h in header
+              if _norm(h).lower() in LONG_IGNORED and _norm(h).lower() not in read]
+    if not unread:
+        return []
+    return [f"columns not read: {', '.join(dict.fromkeys(unread))} (columns of the responses "
+            "export that the import derives again or takes from the items)"]
 
 
 def _whole(cells: Sequence[str], index: int | None, errors: Collector, line: int,

@@ -25,12 +25,13 @@ from django.db import transaction
 from django.template.loader import render_to_string
 from django.utils import timezone
 
-from analysis.selectors import latest_results
+from analysis.selectors import latest_results, run_settings
 from analysis.services import code_version
 from core.files import atomic_write, partial_name
 from core.formats import csv_chunks, jsonl_chunks, parquet_chunks, zip_chunks
 from jobs.services import job_done, job_fail, job_progress, job_send, job_start
 from studies.models import Question, Study
+from studies.selectors import study_definition
 
 from .models import ExportJob
 from .selectors import (
@@ -70,6 +71,7 @@ CONTENT_TYPES = {
     "zip": "application/zip",
 }
 PROGRESS_EVERY = 10_000  # rows between two progress reports of a job
+BUNDLE_DEFINITION = "definition.json"
 
 
 class ExportError(ValueError):
@@ -283,6 +285,19 @@ def bundle_settings(*, study: Study, document: dict) -> dict[str, Any]:
     }
 
 
+def bundle_definition(*, study: Study, document: dict) -> dict[str, Any]:
+    """Return definition.json of the bundle: the study's definition (`create_study
+    --definition` reads it), its ``analysis`` the settings of the run that computed the
+    bundle's results (the study's, with any override the run was started with), so that the
+    definition alone reproduces results.json."""
+    definition = study_definition(study=study)
+    run = document.get("study", {}).get("run")
+    recorded = run_settings(study=study, run_id=run) if isinstance(run, int) else None
+    if recorded:
+        definition["analysis"] = recorded
+    return definition
+
+
 def _bundle_chunks(study: Study, document: dict, tally: _Tally) -> Iterator[bytes]:
     meta = bundle_settings(study=study, document=document)
     members: list[tuple[str, Callable[[], Iterable[bytes]]]] = [
@@ -292,6 +307,9 @@ def _bundle_chunks(study: Study, document: dict, tally: _Tally) -> Iterator[byte
         ("items.csv", lambda: _items_chunks(study, "csv", tally)),
         ("results.json", lambda: [_json_bytes(document)]),
         ("settings.json", lambda: [_json_bytes(meta)]),
+        # The study as `create_study --definition` and `import_bundle` read it.
+        (BUNDLE_DEFINITION, lambda: [_json_bytes(bundle_definition(study=study,
+                                                                   document=document))]),
         ("VERSION", lambda: [(f"results {meta['code_version']['results']}\n"
                               f"export {meta['code_version']['export']}\n").encode()]),
         # Last, so that it states the row counts actually written.

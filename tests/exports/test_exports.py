@@ -18,6 +18,7 @@ from django.test import Client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from analysis.models import AnalysisRun
 from analysis.services import analysis_run_create, analysis_run_execute
 from annotation.models import Answer, Response
 from annotation.services import responses_import
@@ -325,7 +326,8 @@ def test_the_bundle_holds_data_settings_results_version_and_readme(annotated):
         names = archive.namelist()
         assert sorted(names) == sorted(["responses.csv", "revisions.csv", "matrix.csv",
                                         "items.csv", "results.json", "settings.json", "VERSION",
-                                        "README.md"])
+                                        "definition.json", "README.md"])
+        definition = json.loads(archive.read("definition.json"))
         assert archive.read("responses.csv") == export_bytes(annotated, "responses")
         assert archive.read("revisions.csv") == export_bytes(annotated, "revisions")
         assert archive.read("matrix.csv") == export_bytes(annotated, "matrix")
@@ -337,6 +339,10 @@ def test_the_bundle_holds_data_settings_results_version_and_readme(annotated):
         version = archive.read("VERSION").decode()
     assert meta["analysis"]["level"] == "ordinal" and meta["scale"]["values"] == list(range(8))
     assert meta["code_version"]["results"] in version
+    # the definition create_study reads, with the settings of the run that made results.json
+    assert definition["slug"] == annotated.slug
+    assert definition["analysis"] == AnalysisRun.objects.filter(study=annotated).latest(
+        "pk").settings
     assert "| `responses.csv` | 22 |" in readme and "| `matrix.csv` | 4 |" in readme
     assert "| `revisions.csv` | 22 |" in readme and "last revision" in readme
     assert [q["key"] for q in meta["questions"]] == [annotated.primary_question.key]

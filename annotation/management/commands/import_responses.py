@@ -49,6 +49,8 @@ class Command(BaseCommand):
             )
         except InputError as exc:
             raise CommandError(exc.render()) from None
+        for warning in summary.warnings:
+            self.stderr.write(self.style.WARNING(f"Warning: {file}: {warning}"))
         verb = "Would import" if dry_run else "Imported"
         self.stdout.write(
             f"{verb} {summary.answers} answers of {len(summary.annotators)} annotators on "

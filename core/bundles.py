@@ -1,0 +1,328 @@
+"""Read a methods bundle (the `bundle` export, a zip) back: its members, safely, and its
+revisions file, validated completely.
+
+Contract (user guide in docs/exports.md#replaying-a-bundle):
+
+- `bundle_members` opens the zip from bytes (never from disk, never extracted) and returns the
+  known members' bytes. It refuses, naming the archive: bytes that are not a zip, an archive
+  larger than `ZipLimits.max_bytes`, more than `max_members` members, a member name that is
+  absolute, climbs out (`..`), uses a backslash or a drive letter, a member whose declared or
+  actual size passes `max_member_bytes`, a total uncompressed size over `max_total_bytes` (a
+  "zip bomb" is refused from the sizes the archive declares, and no member is read beyond
+  them), an encrypted member, a member whose bytes do not match its CRC, and a missing
+  required member. Members it does not know are ignored.
+- `revisions_parse` reads the bundle's `revisions.csv` (every revision of every answer; columns
+  of `exports.selectors.REVISION_COLUMNS`) into presentations with their revisions, and reports
+  every problem (file, line, column) in one `InputError`.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from core.formats import unneutralise
+from core.problems import Collector, InputError, Problem
+from core.responses import MAX_ACTIVE_MS, MISSING, Cell
+from core.tabular import DEFAULT_LIMITS, Limits, decode, read_grid, size_over_limit
+
+# Every revision of every answer: the columns `import_bundle` reads (submitted_at, the time the
+# server stored a revision, is accepted and not kept: a replayed revision is stored now).
+REVISION_COLUMNS = ("annotator", "item", "presentation", "position", "revision", "current",
+                    "question", "value", "missing", "comment", "active_ms", "source")
+SOURCES = ("app", "import")
+PSEUDONYM = re.compile(r"A([1-9][0-9]{0,8})")
+MAX_PRESENTATION = 32_767
+MAX_POSITION = 2**31 - 1
+_DRIVE = re.compile(r"^[A-Za-z]:")
+INVALID = -1  # a number that was reported as a problem
+
+
+@dataclass(frozen=True)
+class ZipLimits:
+    """Bounds of an uploaded bundle: its size, its members and what they unpack to."""
+
+    max_bytes: int = 50 * 1024 * 1024
+    max_members: int = 64
+    max_member_bytes: int = 200 * 1024 * 1024
+    max_total_bytes: int = 400 * 1024 * 1024
+
+
+DEFAULT_ZIP_LIMITS = ZipLimits()
+
+
+def _unsafe(name: str) -> str | None:
+    """Why a member name is not a plain relative path inside the archive, or None."""
+    if not name or "\x00" in name:
+        return "an empty name or a NUL character"
+    if "\\" in name:
+        return "a backslash"
+    if name.startswith("/") or _DRIVE.match(name):
+        return "an absolute path"
+    if ".." in PurePosixPath(name).parts:
+        return "'..' (a path out of the archive)"
+    return None
+
+
+def bundle_members(data: bytes, *, filename: str, wanted: Collection[str],
+                   required: Collection[str] = (),
+                   limits: ZipLimits = DEFAULT_ZIP_LIMITS) -> dict[str, bytes]:
+    """Return {name: bytes} of the `wanted` members at the archive's top level.
+
+    Raise `InputError` naming the archive (and the member) on any refusal listed in the module's
+    docstring; nothing is decompressed before every name and declared size passed.
+    """
+    errors = Collector(filename)
+    if len(data) > limits.max_bytes:
+        errors.add(size_over_limit(len(data), limit=limits.max_bytes))
+        errors.raise_if_any()
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError):
+        errors.add("not a zip file: a bundle is the zip the bundle export writes")
+        errors.raise_if_any()
+    with archive:
+        infos = archive.infolist()
+        if len(infos) > limits.max_members:
+            errors.add(f"{len(infos)} members; a bundle has at most {limits.max_members}")
+            errors.raise_if_any()
+        total = 0
+        chosen: dict[str, zipfile.ZipInfo] = {}
+        for info in infos:
+            name = info.filename
+            shown = f"{filename}/{name[:80]}"
+            why = _unsafe(name)
+            if why:
+                errors.add(f"member {name[:80]!r} has {why}; nothing is extracted from this "
+                           "archive", column="path")
+                continue
+            if info.flag_bits & 0x1:
+                errors.add("the member is encrypted", file=shown)
+                continue
+            if info.file_size > limits.max_member_bytes:
+                errors.add(f"the member unpacks to {info.file_size} bytes, more than the "
+                           f"{limits.max_member_bytes} allowed", file=shown)
+            total += info.file_size
+            if name in wanted and not info.is_dir():
+                if name in chosen:
+                    errors.add("the member appears twice", file=shown)
+                chosen[name] = info
+        if total > limits.max_total_bytes:
+            errors.add(f"the members unpack to {total} bytes, more than the "
+                       f"{limits.max_total_bytes} allowed")
+        for name in required:
+            if name not in chosen:
+                errors.add(f"{name} is missing: is this a bundle export of Concord?")
+        errors.raise_if_any()
+        out: dict[str, bytes] = {}
+        for name, info in chosen.items():
+            try:
+                with archive.open(info) as member:
+                    # Never read past the declared size: an archive lying about it is refused.
+                    body = member.read(info.file_size + 1)
+            except (zipfile.BadZipFile, OSError, EOFError, RuntimeError, NotImplementedError,
+                    ValueError) as exc:
+                errors.add(f"the member cannot be read: {exc}", file=f"{filename}/{name}")
+                continue
+            if len(body) != info.file_size:
+                errors.add("the member's size is not the one the archive declares",
+                           file=f"{filename}/{name}")
+                continue
+            out[name] = body
+        errors.raise_if_any()
+    return out
+
+
+# --- the revisions file ---------------------------------------------------------------------
+
+
+@dataclass
+class Revision:
+    """One stored revision of a presentation: its answers by question key."""
+
+    number: int
+    current: bool
+    active_ms: int | None
+    source: str
+    line: int
+    cells: dict[str, Cell] = field(default_factory=dict)
+
+
+@dataclass
+class Presentation:
+    """One presentation of an item to an annotator, with every revision in order."""
+
+    annotator: str  # a pseudonym, A1, A2, …
+    item: str
+    presentation: int
+    position: int | None
+    line: int
+    revisions: list[Revision] = field(default_factory=list)
+
+    @property
+    def pseudonym_number(self) -> int:
+        return int(self.annotator[1:])
+
+    @property
+    def first(self) -> Revision:
+        return self.revisions[0]
+
+
+def _whole(raw: str, errors: Collector, line: int, column: str, *, low: int, high: int,
+           blank: bool) -> int | None:
+    """A whole number in [low, high]; None when blank (if allowed); INVALID when reported."""
+    text = raw.strip()
+    if not text:
+        if blank:
+            return None
+        errors.add("empty; a whole number is required", line=line, column=column)
+        return INVALID
+    try:
+        number = float(text)
+    except ValueError:
+        number = float("nan")
+    if not number.is_integer() or not low <= number <= high:
+        errors.add(f"{text[:40]!r} is not a whole number between {low} and {high}", line=line,
+                   column=column)
+        return INVALID
+    return int(number)
+
+
+def revisions_parse(data: bytes, *, filename: str, items: Collection[str],
+                    questions: Mapping[str, Sequence[float]], max_bytes: int,
+                    limits: Limits = DEFAULT_LIMITS) -> list[Presentation]:
+    """Validate a bundle's revisions file; return its presentations in order of first row.
+
+    `questions` maps each question key to its scale's values. Each presentation (annotator,
+    item, presentation number) must have revisions numbered 1, 2, … with exactly one current,
+    the rows of one revision must agree on position, current flag, time and source, and a
+    question is answered once per revision. Raise `InputError` listing every problem.
+    """
+    errors = Collector(filename)
+    text = decode(data, errors, max_bytes=max_bytes)
+    grid = None if text is None else read_grid(text, filename=filename, errors=errors,
+                                               limits=limits, min_columns=2, unique=True)
+    if grid is None:
+        errors.raise_if_any()
+        raise InputError([Problem(filename, None, None, "the file is empty")])
+    at = {name: n for n, name in enumerate(grid.header)}
+    missing_columns = [c for c in REVISION_COLUMNS if c not in at]
+    for name in missing_columns:
+        errors.add(f"the required column {name!r} is missing", line=1)
+    errors.raise_if_any()
+    known_items = set(items)
+    scales = {key: {float(v) for v in values} for key, values in questions.items()}
+    presented: dict[tuple[str, str, int], Presentation] = {}
+    revisions: dict[tuple[str, str, int, int], Revision] = {}
+    positions: dict[tuple[str, int], tuple[str, int, int]] = {}
+    for line, cells in grid.rows:
+        def cell(name: str, cells: Sequence[str] = cells) -> str:
+            return cells[at[name]]
+
+        ok = True
+        annotator = unneutralise(cell("annotator").strip())
+        if not PSEUDONYM.fullmatch(annotator):
+            errors.add(f"{annotator[:40]!r} is not a pseudonym (A1, A2, …)", line=line,
+                       column="annotator")
+            ok = False
+        item = unneutralise(cell("item").strip())
+        if item not in known_items:
+            errors.add(f"{item[:60]!r} is not an item of the bundle's items.csv", line=line,
+                       column="item")
+            ok = False
+        number = _whole(cell("presentation"), errors, line, "presentation", low=1,
+                        high=MAX_PRESENTATION, blank=False)
+        position = _whole(cell("position"), errors, line, "position", low=0, high=MAX_POSITION,
+                          blank=True)
+        revision = _whole(cell("revision"), errors, line, "revision", low=1,
+                          high=MAX_PRESENTATION, blank=False)
+        active_ms = _whole(cell("active_ms"), errors, line, "active_ms", low=0,
+                           high=MAX_ACTIVE_MS, blank=True)
+        # INVALID is -1, never a valid value (a False marker would equal position 0).
+        ok = ok and INVALID not in (number, position, revision, active_ms)
+        current_raw = cell("current").strip().lower()
+        if current_raw not in ("0", "1", "true", "false"):
+            errors.add(f"{current_raw[:20]!r} is not a flag (0 or 1)", line=line,
+                       column="current")
+            ok = False
+        source = cell("source").strip()
+        if source not in SOURCES:
+            errors.add(f"{source[:20]!r} is not a source ({' or '.join(SOURCES)})", line=line,
+                       column="source")
+            ok = False
+        key = cell("question").strip()
+        value: float | None = None
+        if key not in scales:
+            errors.add(f"{key[:40]!r} is not a question of the bundle's definition "
+                       f"({', '.join(scales)})", line=line, column="question")
+            ok = False
+        elif cell("value").strip():
+            try:
+                value = float(cell("value"))
+            except ValueError:
+                value = None
+            if value is None or value not in scales[key]:
+                shown = ", ".join(f"{v:g}" for v in sorted(scales[key]))
+                errors.add(f"{cell('value').strip()[:40]!r} is not a value of the question's "
+                           f"scale ({shown})", line=line, column="value")
+                ok = False
+        reason = cell("missing").strip()
+        if reason and reason not in MISSING:
+            errors.add(f"{reason[:40]!r} is not a reason for a missing value "
+                       f"({' or '.join(MISSING)}, or empty when answered)", line=line,
+                       column="missing")
+            ok = False
+        elif reason and value is not None:
+            errors.add(f"a value and a missing reason ({reason}): one of them is empty",
+                       line=line, column="missing")
+            ok = False
+        if not ok:
+            continue
+        assert number is not None and revision is not None
+        current = current_raw in ("1", "true")
+        group = presented.get((annotator, item, number))
+        if group is None:
+            group = presented[(annotator, item, number)] = Presentation(
+                annotator, item, number, position, line)
+            if position is not None:
+                earlier = positions.setdefault((annotator, position), (item, number, line))
+                if earlier[:2] != (item, number):
+                    errors.add(f"position {position} of {annotator} is already used on line "
+                               f"{earlier[2]}", line=line, column="position")
+        elif group.position != position:
+            errors.add(f"position {position} differs from the position {group.position} of "
+                       f"this presentation on line {group.line}", line=line, column="position")
+            continue
+        found = revisions.get((annotator, item, number, revision))
+        if found is None:
+            found = revisions[(annotator, item, number, revision)] = Revision(
+                revision, current, active_ms, source, line)
+            group.revisions.append(found)
+        elif (found.current, found.active_ms, found.source) != (current, active_ms, source):
+            errors.add(f"current, active_ms or source differ from the same revision's line "
+                       f"{found.line}", line=line)
+            continue
+        if key in found.cells:
+            errors.add(f"question {key!r} is answered twice in revision {revision} of "
+                       f"{annotator}'s presentation {number} of {item!r}", line=line,
+                       column="question")
+            continue
+        found.cells[key] = Cell(value, reason, unneutralise(cell("comment")))
+    for group in presented.values():
+        group.revisions.sort(key=lambda r: r.number)
+        numbers = [r.number for r in group.revisions]
+        if numbers != list(range(1, len(numbers) + 1)):
+            errors.add(f"revisions {numbers} of {group.annotator}'s presentation "
+                       f"{group.presentation} of {group.item!r}: they are numbered 1, 2, …",
+                       line=group.line, column="revision")
+        currents = [r.number for r in group.revisions if r.current]
+        if len(currents) != 1:
+            errors.add(f"{group.annotator}'s presentation {group.presentation} of "
+                       f"{group.item!r} has {len(currents)} current revisions; exactly one",
+                       line=group.line, column="current")
+    errors.raise_if_any()
+    return list(presented.values())

@@ -1,0 +1,183 @@
+"""Replay a methods bundle: a new study from the bundle's definition, items, every revision of
+every answer with its duration, and the run's analysis settings, so that analysing it gives the
+bundle's `results.json` again (docs/exports.md#replaying-a-bundle).
+
+The archive is read from memory with the limits of `core.bundles` (size, members, unpacked
+size, member names); every file is validated completely before anything is stored, and the
+whole import is one transaction: a problem anywhere leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import PurePath
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.models import Answer, Response
+from core.bundles import Presentation, ZipLimits, bundle_members, revisions_parse
+from core.problems import InputError, Problem
+from core.responses import Cell
+from core.screening import item_correct
+from studies.definitions import SLUG, load_definition
+from studies.models import Item, Participant, Study
+from studies.services import items_import, study_create_from_definition, study_event
+
+from .services import BUNDLE_DEFINITION
+
+ITEMS, REVISIONS = "items.csv", "revisions.csv"
+REQUIRED = (BUNDLE_DEFINITION, ITEMS, REVISIONS)
+# What a replayed results document may legitimately change: the run's metadata and the slug.
+REPLAY_DIFFERS = (("generated_at",), ("study", "run"), ("study", "code_version"),
+                  ("study", "slug"))
+
+
+@dataclass(frozen=True)
+class BundleImport:
+    """What a replay created."""
+
+    study: Study
+    items: int
+    annotators: int
+    presentations: int
+    revisions: int
+    answers: int
+
+
+def bundle_limits() -> ZipLimits:
+    """The limits of an uploaded bundle, from the settings (`CONCORD_BUNDLE_MAX_*`)."""
+    return ZipLimits(max_bytes=settings.CONCORD_BUNDLE_MAX_BYTES,
+                     max_members=settings.CONCORD_BUNDLE_MAX_MEMBERS,
+                     max_member_bytes=settings.CONCORD_BUNDLE_MAX_UNPACKED_BYTES,
+                     max_total_bytes=settings.CONCORD_BUNDLE_MAX_UNPACKED_BYTES)
+
+
+def bundle_import(*, data: bytes, filename: str, owner: AbstractBaseUser,
+                  slug: str | None = None, max_rows: int | None = None) -> BundleImport:
+    """Create a closed study from a methods bundle; raise `InputError` (nothing written).
+
+    ``slug`` replaces the bundle's (default: the bundle's own; a slug already taken is an
+    error). The bundle's definition carries the analysis settings of its run, so the new
+    study's analysis gives the bundle's results.json again but for `REPLAY_DIFFERS`.
+    ``max_rows`` refuses, before anything is written, a revisions file of more rows (the page,
+    which imports while the researcher waits).
+    """
+    name = PurePath(filename).name or "bundle.zip"
+    members = bundle_members(data, filename=name, wanted={*REQUIRED, "settings.json"},
+                             required=[m for m in REQUIRED if m != BUNDLE_DEFINITION],
+                             limits=bundle_limits())
+    if BUNDLE_DEFINITION not in members:
+        why = ("this bundle was written before bundles carried their study's definition; "
+               "export the study's bundle again" if "settings.json" in members else
+               "is this a bundle export of Concord?")
+        raise InputError([Problem(name, None, None, f"{BUNDLE_DEFINITION} is missing: {why}")])
+    # Lines bound the rows from above (a comment may hold a line break): cheap, before parsing.
+    rows = members[REVISIONS].count(b"\n") - 1
+    if max_rows is not None and rows > max_rows:
+        raise InputError([Problem(f"{name}/{REVISIONS}", None, None,
+                                  f"about {rows} answer rows, more than the {max_rows} this page "
+                                  "imports while you wait; import it on the server with "
+                                  f"`python manage.py import_bundle {name}`")])
+    definition = _definition(members[BUNDLE_DEFINITION], f"{name}/{BUNDLE_DEFINITION}", slug)
+    if Study.objects.filter(slug=definition["slug"]).exists():
+        option = "" if slug else "; give the new study another one with --slug NEW"
+        raise InputError([Problem(name, None, "slug", f"a study {definition['slug']!r} already "
+                                                      f"exists{option}")])
+    with transaction.atomic():
+        study = study_create_from_definition(owner=owner, definition=definition)
+        n_items = items_import(study=study, data=members[ITEMS], filename=f"{name}/{ITEMS}")
+        presented = revisions_parse(
+            members[REVISIONS], filename=f"{name}/{REVISIONS}",
+            items=study.items.values_list("external_id", flat=True),
+            questions={q.key: q.values for q in study.question_list},
+            max_bytes=settings.CONCORD_BUNDLE_MAX_UNPACKED_BYTES)
+        counts = _store(study=study, presented=presented, label=f"replayed from {name}")
+        now = timezone.now()
+        Study.objects.filter(pk=study.pk).update(status=Study.Status.CLOSED,
+                                                 status_changed_at=now)
+        study.status, study.status_changed_at = Study.Status.CLOSED, now
+        # The history says why it is closed (an existing action: no new choice to migrate).
+        study_event(study=study, user=owner, action="close", replayed_from=name[:200],
+                    **{"from": Study.Status.DRAFT, "to": Study.Status.CLOSED})
+    return BundleImport(study=study, items=n_items, **counts)
+
+
+def _definition(data: bytes, filename: str, slug: str | None) -> dict[str, Any]:
+    """The bundle's definition, validated as `create_study --definition` does, its slug
+    replaced by ``slug``."""
+    definition = load_definition(data, filename)
+    if slug is not None:
+        if not SLUG.fullmatch(slug):
+            raise InputError([Problem("--slug", None, None,
+                                      f"{slug[:80]!r} must be at most 60 lower-case letters, "
+                                      "digits and dashes, starting with a letter or digit")])
+        definition["slug"] = slug
+    return definition
+
+
+def _store(*, study: Study, presented: list[Presentation], label: str) -> dict[str, int]:
+    """Store the participants (named by their pseudonyms), every revision and its answers.
+
+    Responses are inserted in the file's order (annotator, then position), so the analysis,
+    which reads presentations in the order of their first revision, reads them as the bundle's
+    study did; each annotator keeps the pseudonym number the bundle gives them.
+    """
+    now = timezone.now()
+    by_annotator: dict[str, list[Presentation]] = {}
+    for p in presented:
+        by_annotator.setdefault(p.annotator, []).append(p)
+    checks = _checks(study=study, presented=presented)
+    Participant.objects.bulk_create(
+        Participant(study=study, source=Participant.Source.IMPORT, external_id=annotator,
+                    label=label[:200], pseudonym_number=int(annotator[1:]),
+                    n_assigned=len(mine), n_answered=len(mine), consented_at=now,
+                    completed_at=None if checks.get(annotator, (0, 0, False))[2] else now,
+                    checks_answered=checks.get(annotator, (0, 0, False))[0],
+                    checks_failed=checks.get(annotator, (0, 0, False))[1],
+                    stopped_at=now if checks.get(annotator, (0, 0, False))[2] else None)
+        for annotator, mine in by_annotator.items())
+    Study.objects.filter(pk=study.pk).update(pseudonyms_issued=max(
+        (int(a[1:]) for a in by_annotator), default=0))
+    ids = dict(Participant.objects.filter(study=study).values_list("external_id", "pk"))
+    item_ids = dict(study.items.values_list("external_id", "pk"))
+    rows = [(p, r) for p in presented for r in p.revisions]
+    responses = Response.objects.bulk_create(
+        (Response(participant_id=ids[p.annotator], item_id=item_ids[p.item],
+                  presentation=p.presentation, position=p.position, revision=r.number,
+                  is_current=r.current, active_ms=r.active_ms, source=r.source)
+         for p, r in rows),
+        batch_size=2000)
+    skipped = Cell(None, Answer.Missing.SKIPPED)
+    questions = study.question_list
+    answers = Answer.objects.bulk_create(
+        (Answer(response_id=response.pk, question=q, value=cell.value,
+                missing=cell.missing or ("" if cell.value is not None else skipped.missing),
+                comment=cell.comment)
+         for response, (_, r) in zip(responses, rows, strict=True)
+         for q in questions for cell in (r.cells.get(q.key, skipped),)),
+        batch_size=2000)
+    return {"annotators": len(by_annotator), "presentations": len(presented),
+            "revisions": len(rows), "answers": len(answers)}
+
+
+def _checks(*, study: Study, presented: list[Presentation]) -> dict[str, tuple[int, int, bool]]:
+    """Per annotator: attention checks answered, failed (scored on the first revision, as the
+    questionnaire scores them) and whether the failures reached the study's stop rule."""
+    known = {external: (gold, tolerance) for external, gold, tolerance in
+             study.items.filter(role=Item.Role.CHECK).values_list("external_id", "gold",
+                                                                   "tolerance")}
+    out: dict[str, tuple[int, int, bool]] = {}
+    for p in presented:
+        if p.item not in known:
+            continue
+        gold, tolerance = known[p.item]
+        right = item_correct(gold, tolerance, {k: c.value for k, c in p.first.cells.items()})
+        answered, failed, _ = out.get(p.annotator, (0, 0, False))
+        answered, failed = answered + 1, failed + (not right)
+        stop = bool(study.check_stop_after) and failed >= study.check_stop_after
+        out[p.annotator] = (answered, failed, stop)
+    return out
