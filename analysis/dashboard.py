@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from core.settings import LEVELS, RULES
@@ -59,8 +60,9 @@ class TrustTable:
     outliers: list[str]
     reason: str = ""
 
-    @property
+    @cached_property
     def by_name(self) -> dict[str, float | None]:
+        # Built once: the template looks one annotator up per row of the trust table.
         return {a: c for a, c, _ in self.rows}
 
 
@@ -130,7 +132,8 @@ def trust_table(doc: Mapping[str, Any], *, scale: str, items: str = "all") -> Tr
         return None
     r = match[0]
     outliers = list(r.get("outliers", []))
-    rows = [(a, c, a in outliers) for a, c in r.get("coefficients", {}).items()]
+    outlying = set(outliers)
+    rows = [(a, c, a in outlying) for a, c in r.get("coefficients", {}).items()]
     rows.sort(key=lambda row: (row[1] is None, -(row[1] or 0.0), row[0]))
     return TrustTable(scale, items, r.get("level", ""), r.get("variant", ""), r.get("method"),
                       r.get("n_subsets", 0), rows, outliers, r.get("reason", ""))
