@@ -48,4 +48,52 @@ def get(mapping, key):
 
 @register.filter
 def rules_label(rules) -> str:
-    return " + ".join(rules) if rules else "baseline (no filter)"
+    """The one name of a set of rules (`analysis.dashboard.rule_set_name`)."""
+    from analysis.dashboard import rule_set_name
+
+    return rule_set_name(rules or [])
+
+
+@register.simple_tag
+def cite(key: str, detail: str = "") -> str:
+    """Link an author–year citation ("Borovikova et al. 2022") to its full entry on the
+    references page; ``detail`` (", Algorithm 1") follows the link."""
+    from django.urls import reverse
+    from django.utils.html import format_html
+
+    from analysis.methods import reference_anchor
+
+    url = f"{reverse('analysis:references')}#{reference_anchor(key)}"
+    return format_html('<a class="cite" href="{}">{}</a>{}', url, key, detail)
+
+
+@register.simple_tag(takes_context=True)
+def method_link(context, name: str, text: str = "") -> str:
+    """Link to the page of method ``name`` (docs/statistics/<name>.md, served by the app): the
+    page of the run shown (with its settings) when the page shows one, else the general one."""
+    from django.urls import reverse
+    from django.utils.html import format_html
+
+    from analysis.methods import METHODS, title_of
+
+    if name not in METHODS:
+        raise template.TemplateSyntaxError(f"no method page {name!r}")
+    study, run = context.get("study"), context.get("finished")
+    if study is not None and run is not None:
+        url = reverse("analysis:run_method",
+                      kwargs={"slug": study.slug, "run_id": run.pk, "name": name})
+    else:
+        url = reverse("analysis:method", kwargs={"name": name})
+    return format_html('<a class="method" href="{}">{}</a>', url, text or title_of(name))
+
+
+@register.simple_tag
+def note(notes, reason) -> str:
+    """Mark a cell with the number of its reason (`analysis.dashboard.reason_notes`); the
+    sentence itself is stated once, under the table (analysis/_notes.html)."""
+    from django.utils.html import format_html
+
+    number = notes.get(reason) if reason and hasattr(notes, "get") else None
+    if number is None:
+        return ""
+    return format_html('<sup class="note-mark" title="{}">{}</sup>', reason, number)
