@@ -666,7 +666,8 @@ def _correlations(ctx: _Context) -> Chart | None:
     x = {"field": "metric", "type": "nominal", "sort": metrics, "title": None,
          "axis": {"orient": "top", "labelAngle": -30}}
     y = {"field": "combination", "type": "nominal", "sort": combos,
-         "title": "annotators removed by rules", "axis": {"labelLimit": 420}}
+         # the rows name their rules in full (the table's names): no title, room for the names
+         "title": None, "axis": {"labelLimit": 560}}
     tooltip = [_tip("combination", "rules"), _tip("removed", "annotators removed"),
                _tip("metric"), _tip("measure"), _qtip("correlation"),
                _qtip("change", "relative change", "+.1%"),
