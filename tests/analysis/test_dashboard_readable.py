@@ -82,6 +82,10 @@ def test_it_names_no_repository_path_or_seed_file(dashboards):
         assert not REPOSITORY.findall(html), (study.slug, REPOSITORY.findall(html)[:5])
         annotator = client.get(f"/studies/{study.slug}/results/annotators/A1/").content.decode()
         assert not REPOSITORY.findall(annotator), study.slug
+        participants = client.get(f"/studies/{study.slug}/participants/").content.decode()
+        assert not REPOSITORY.findall(participants), study.slug
+        # it shows no run: its "how it is computed" is the general page
+        assert '<a class="method" href="/methods/quality/">' in participants
 
 
 def test_every_how_it_is_computed_link_opens_the_methods_page(dashboards):
