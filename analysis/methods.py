@@ -170,8 +170,15 @@ def _render(path: Path, mtime_ns: int) -> Document:
 
 def reference_keys() -> list[str]:
     """Return the works docs/references.md lists, as they are cited ("Hovy et al. 2013")."""
+    path = DOCS / "references.md"
+    return list(_reference_keys(path.stat().st_mtime_ns))
+
+
+@functools.lru_cache(maxsize=4)
+def _reference_keys(mtime_ns: int) -> tuple[str, ...]:
+    del mtime_ns  # the cache key: an edited file is read again
     text = (DOCS / "references.md").read_text(encoding="utf-8")
-    return re.findall(r"^- \*\*([^*]+)\*\*", text, flags=re.MULTILINE)
+    return tuple(re.findall(r"^- \*\*([^*]+)\*\*", text, flags=re.MULTILINE))
 
 
 @dataclass(frozen=True)

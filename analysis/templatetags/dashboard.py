@@ -97,3 +97,25 @@ def note(notes, reason) -> str:
     if number is None:
         return ""
     return format_html('<sup class="note-mark" title="{}">{}</sup>', reason, number)
+
+
+@register.filter
+def cited(text: str) -> str:
+    """Escape ``text`` and link each author–year citation of a work docs/references.md lists
+    ("Solomon et al. 2021" or "Solomon et al. (2021)") to its entry, as `cite` does."""
+    import re
+
+    from django.urls import reverse
+    from django.utils.html import escape
+    from django.utils.safestring import mark_safe
+
+    from analysis.methods import reference_anchor, reference_keys
+
+    html = str(escape(text or ""))
+    url = reverse("analysis:references")
+    for key in reference_keys():
+        authors, year = key.rsplit(" ", 1)
+        pattern = re.compile(rf"(?<![\w>]){re.escape(str(escape(authors)))} (\()?{year}\b(?(1)\))")
+        html = pattern.sub(lambda m, key=key: (
+            f'<a class="cite" href="{url}#{reference_anchor(key)}">{m[0]}</a>'), html)
+    return mark_safe(html)  # noqa: S308 - escaped above; only our links added

@@ -115,6 +115,10 @@ def test_every_citation_links_to_its_entry_on_the_references_page(dashboards):
     cites = re.findall(r'<a class="cite" href="/methods/references/#([\w-]+)">([^<]+)</a>', html)
     assert {"Borovikova et al. 2022", "Solomon et al. 2021", "Dawid and Skene 1979",
             "Hovy et al. 2013", "Beigman Klebanov and Beigman 2009"} <= {k for _, k in cites}
+    # the charts' captions too ("Solomon et al. (2021)")
+    captions = re.findall(r"<figcaption>(.*?)</figcaption>", html, flags=re.S)
+    assert any('<a class="cite" href="/methods/references/#ref-solomon-et-al-2021">'
+               "Solomon et al. (2021)</a>" in c for c in captions)
     references = client.get("/methods/references/").content.decode()
     for anchor, key in cites:
         assert f'<li id="{anchor}">' in references, key
