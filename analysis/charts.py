@@ -20,6 +20,8 @@ from typing import Any
 from core.results import question_keys, question_view
 from core.settings import LEVELS, RULES
 
+from .dashboard import rule_name, rule_set_name
+
 SECTIONS = ("trust", "duplicates", "timing", "heuristics", "gaps", "weights", "noise", "alpha")
 VEGA_LITE_SCHEMA = "https://vega.github.io/schema/vega-lite/v6.json"
 RULE_TESTS = {  # what the value is, and the test that flags (docs/statistics/heuristics.md)
@@ -586,7 +588,7 @@ def _heuristics(ctx: _Context) -> Chart | None:
     for rule, threshold in thresholds.items():
         test, op = RULE_TESTS.get(rule, ("value", ">"))
         cut = f" {op} {_fmt(threshold)}" if threshold is not None else ""
-        labels[rule] = f"[{_rule_number(rule, extra)}] {rule.replace('_', ' ')}: {test}{cut}"
+        labels[rule] = f"{rule_name(rule)}: {test}{cut}"
     rows = []
     for r in records:
         rule, value = str(r.get("rule")), _num(r.get("value"))
@@ -634,12 +636,10 @@ def _correlations(ctx: _Context) -> Chart | None:
     records = ctx.records("correlations")
     if not records:
         return None
-    extra: list[str] = []
     rows, combo_order, metric_order = [], [], []
     for r in records:
-        rules = sorted((str(x) for x in r.get("rules") or []), key=lambda x: _rule_number(x, extra))
-        numbers = ", ".join(str(_rule_number(x, extra)) for x in rules)
-        combo = f"[{numbers}]" if rules else "baseline (no filter)"
+        rules = [str(x) for x in r.get("rules") or []]
+        combo = rule_set_name(rules)  # the name the dashboard's table gives the same row
         metric = str(r.get("metric"))
         combo_order.append(combo)
         metric_order.append(metric)
@@ -650,7 +650,7 @@ def _correlations(ctx: _Context) -> Chart | None:
             else:
                 label = _pct(change, signed=True) if change is not None else NA
             rows.append({
-                "combination": combo, "rules": " + ".join(rules) or "none",
+                "combination": combo,
                 "strong": False,
                 "removed": ", ".join(a for a in r.get("removed") or [] if isinstance(a, str)),
                 "metric": metric, "measure": measure.capitalize(),
@@ -666,16 +666,15 @@ def _correlations(ctx: _Context) -> Chart | None:
     x = {"field": "metric", "type": "nominal", "sort": metrics, "title": None,
          "axis": {"orient": "top", "labelAngle": -30}}
     y = {"field": "combination", "type": "nominal", "sort": combos,
-         "title": "annotators removed by rules"}
-    tooltip = [_tip("combination"), _tip("rules"), _tip("removed", "annotators removed"),
+         # the rows name their rules in full (the table's names): no title, room for the names
+         "title": None, "axis": {"labelLimit": 560}}
+    tooltip = [_tip("combination", "rules"), _tip("removed", "annotators removed"),
                _tip("metric"), _tip("measure"), _qtip("correlation"),
                _qtip("change", "relative change", "+.1%"),
                _tip("n_items", "items", kind="quantitative"), _tip("reason", "why")]
-    used = [RULES[i] if i < len(RULES) else extra[i - len(RULES)]
-            for i in sorted({_rule_number(x, extra) - 1 for row in rows
-                             for x in (row["rules"].split(" + ") if row["rules"] != "none"
-                                       else [])})]
-    legend = ", ".join(f"[{_rule_number(rule, extra)}] {rule}" for rule in used)
+    used = sorted({str(x) for r in records for x in r.get("rules") or []},
+                  key=lambda x: _rule_number(x, []))
+    legend = ", ".join(rule_name(rule) for rule in used)
     description = (
         "Solomon et al. (2021), table 3: correlation of each metric with the per-item mean human "
         "label (Pearson left, Spearman right): the first row is the baseline correlation, every "

@@ -24,6 +24,21 @@ RULE_LABELS = {
     "sentiment": "Sentiment-driven",
 }
 LARGEST_GAPS = 10
+BASELINE = "Baseline (no filter)"
+
+
+def rule_name(rule: str) -> str:
+    """Return a rule's readable name ("Low variance"); an unknown rule keeps its key."""
+    return RULE_LABELS.get(rule) or QUALITY_RULE_LABELS.get(rule) or rule.replace("_", " ")
+
+
+def rule_set_name(rules: Iterable[str]) -> str:
+    """Return the one name of a set of rules, as tables, charts and chart data show it: the
+    rules' readable names in the paper's order, joined by " + " ("Low variance +
+    Sentiment-driven"); the empty set is the baseline."""
+    order = {rule: n for n, rule in enumerate((*RULES, *QUALITY_RULE_LABELS))}
+    names = sorted({str(r) for r in rules}, key=lambda r: (order.get(r, len(order)), r))
+    return " + ".join(rule_name(r) for r in names) or BASELINE
 
 
 @dataclass
@@ -360,3 +375,50 @@ def comparison_rows(doc: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """Williams' test of every pair of metrics, Pearson first."""
     return sorted(doc.get("metric_comparisons", []),
                   key=lambda r: (r["method"] != "pearson", r["metric_a"], r["metric_b"]))
+
+
+# --------------------------------------------------------------------------- why a number is missing
+
+def reason_notes(reasons: Iterable[str | None]) -> dict[str, int]:
+    """Number the distinct reasons a table's numbers could not be computed, in order of first
+    appearance: the page states each once under its table and marks each cell with its number,
+    rather than repeating the same sentence in every row."""
+    notes: dict[str, int] = {}
+    for reason in reasons:
+        if reason and reason not in notes:
+            notes[reason] = len(notes) + 1
+    return notes
+
+
+def _missing(record: Mapping[str, Any] | None, *keys: str) -> str | None:
+    """Return a record's reason when one of ``keys`` (default: ``value``) is null."""
+    if not record:
+        return None
+    if any(record.get(k) is None for k in keys or ("value",)):
+        return record.get("reason") or None
+    return None
+
+
+def dashboard_notes(*, alpha: list[AlphaTable], duplicates: list[Mapping[str, Any]],
+                    flags: list[FlagRow], ranking: RankTable | None,
+                    correlations: CorrelationTable, quality_correlations: CorrelationTable,
+                    styles: list[Mapping[str, Any]], comparisons: list[Mapping[str, Any]],
+                    noise: list[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
+    """Return the numbered reasons of each table of the dashboard (`reason_notes`)."""
+    def pairs(table: CorrelationTable) -> Iterable[str | None]:
+        return (_missing(c, "pearson", "spearman") for row in table.rows
+                for c, _ in row.get("pairs", []))
+
+    return {
+        "alpha": reason_notes(c.reason for t in alpha for row in t.rows for c in row.cells
+                              if c and c.value is None),
+        "duplicates": reason_notes(d.get("reason") for d in duplicates),
+        "flags": reason_notes(_missing(c) for row in flags for c in row.cells),
+        "ranking": reason_notes(_missing(c) for row in (ranking.rows if ranking else [])
+                                for c in row.quality),
+        "correlations": reason_notes(pairs(correlations)),
+        "quality_correlations": reason_notes(pairs(quality_correlations)),
+        "styles": reason_notes(r.get("reason") for r in styles),
+        "comparisons": reason_notes(r.get("reason") for r in comparisons),
+        "noise": reason_notes(r.get("reason") for r in noise),
+    }

@@ -22,6 +22,11 @@ urlpatterns = [
          name="chart_spec"),
     path("studies/<slug:slug>/results/charts/<slug:name>.<str:fmt>", views.chart_values,
          name="chart_data"),
+    path("studies/<slug:slug>/results/runs/<int:run_id>/methods/<slug:name>/",
+         views.run_method, name="run_method"),
+    # How each statistic is computed: documentation, for any researcher signed in.
+    path("methods/references/", views.references, name="references"),
+    path("methods/<slug:name>/", views.method, name="method"),
     path("api/studies/<slug:study_slug>/results/", apis.results, name="results"),
     path("api/", include(router.urls)),
 ]

@@ -24,6 +24,7 @@ from studies.models import Membership
 from studies.selectors import Role, study_get
 
 from . import dashboard as tables
+from . import methods
 from .annotator import annotator_page
 from .charts import annotator_timing_chart, build_charts, chart_data
 from .forms import RunForm
@@ -114,6 +115,12 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
             "charts": {},
             "settings_used": document["settings"],
         })
+        context["notes"] = tables.dashboard_notes(
+            alpha=context["alpha_tables"], duplicates=context["duplicates"], flags=flags,
+            ranking=context["ranking"], correlations=context["correlations"],
+            quality_correlations=context["quality_correlations"],
+            styles=context["style_correlations"], comparisons=context["comparisons"],
+            noise=context["noise"])
         for chart in charts:
             # the correlation chart belongs with its table, in a section of its own on the page
             section = "correlations" if chart.name == "correlations" else chart.section
@@ -232,3 +239,62 @@ def chart_values(request: HttpRequest, slug: str, name: str, fmt: str) -> HttpRe
     return _attachment(HttpResponse(body, content_type="text/csv; charset=utf-8"),
                        f"{study.slug}-{chart.name}.csv")
 
+
+
+# --- method pages ---------------------------------------------------------------------------
+
+def _doc_link(run: tuple[str, int] | None) -> methods.Link:
+    """Return the URL maker of links between method pages: a run's pages link to that run's."""
+    def link(page: str, fragment: str) -> str:
+        if page == methods.REFERENCES:
+            url = reverse("analysis:references")
+        elif run is not None:
+            url = reverse("analysis:run_method",
+                          kwargs={"slug": run[0], "run_id": run[1], "name": page})
+        else:
+            url = reverse("analysis:method", kwargs={"name": page})
+        return url + (f"#{fragment}" if fragment else "")
+    return link
+
+
+def _method_page(request: HttpRequest, name: str, run: tuple[str, int] | None,
+                 **context) -> HttpResponse:
+    if name not in methods.METHODS:  # the whitelist: no path is built from the request
+        raise Http404("No such method page")
+    link = _doc_link(run)
+    page = methods.render(name, link)
+    return render(request, "analysis/method.html", {
+        "page": page, "name": name, "references": methods.references_of(page, link),
+        "pages": [(n, methods.title_of(n), link(n, "")) for n in methods.METHODS], **context})
+
+
+@login_required
+@require_GET
+def method(request: HttpRequest, name: str) -> HttpResponse:
+    """How one statistic is computed (docs/statistics/<name>.md), outside any run."""
+    return _method_page(request, name, None)
+
+
+@login_required
+@require_GET
+def run_method(request: HttpRequest, slug: str, run_id: int, name: str) -> HttpResponse:
+    """How one statistic is computed, with the settings a finished run used for it."""
+    if name not in methods.METHODS:
+        raise Http404("No such method page")
+    study = study_get(user=request.user, slug=slug)
+    found = (AnalysisRun.objects.filter(study=study, pk=run_id, status=AnalysisRun.Status.DONE)
+             .values_list("results__settings", "results__generated_at").first())
+    if found is None:
+        raise Http404("No finished run with this number")
+    used, generated_at = found
+    return _method_page(request, name, (slug, run_id), study=study, run_id=run_id,
+                        generated_at=generated_at,
+                        settings_rows=methods.settings_rows(name, used or {}))
+
+
+@login_required
+@require_GET
+def references(request: HttpRequest) -> HttpResponse:
+    """Every work Concord cites, in full (docs/references.md), one anchor per work."""
+    page = methods.render(methods.REFERENCES, _doc_link(None))
+    return render(request, "analysis/references.html", {"page": page})

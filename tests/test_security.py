@@ -11,6 +11,15 @@ from annotation.models import Response
 from studies.services import participants_invite
 from tests.answers import store
 
+
+def finished_run(study):
+    """A finished analysis run of ``study`` (no worker: executed in place)."""
+    from analysis.services import analysis_run_create, analysis_run_execute
+
+    run = analysis_run_execute(run_id=analysis_run_create(study=study, enqueue=False).pk)
+    assert run.status == "done", run.error
+    return run
+
 pytestmark = pytest.mark.django_db
 
 HOSTILE = (
@@ -110,19 +119,24 @@ ANNOTATOR_ROUTES = {"annotation:consent", "annotation:instructions", "annotation
                     "annotation:item", "annotation:answer", "annotation:done", "annotation:join"}
 PUBLIC_ROUTES = {"login", "logout", "password_reset", "password_reset_done",
                  "password_reset_confirm", "password_reset_complete", None}
+# How each statistic is computed, and the references: documentation of no study, for any
+# researcher signed in (a run's method page is a study route, walked with the others).
+DOCUMENTATION_ROUTES = {"method", "references"}
 
 
 def test_another_researcher_gets_404_on_every_route_of_a_study(alice, bob, make_study, client):
     """Walk every URL pattern: a new route without an owner rule makes this test fail."""
     study = make_study(alice, slug="private")
     participant = participants_invite(study=study, count=1)[0]
+    run = finished_run(study)  # a real run: its method pages must 404 for bob too
     client.force_login(bob)
     checked = 0
     for route, name, pattern in walk():
         full = f"{pattern.lookup_str}"
         if route.startswith("admin/"):
             continue
-        if name in PUBLIC_ROUTES or (name or "").startswith("annotation:") or any(
+        if name in PUBLIC_ROUTES | DOCUMENTATION_ROUTES or (name or "").startswith(
+                "annotation:") or any(
             name == r.split(":")[-1] for r in ANNOTATOR_ROUTES):
             continue
         params = set(re.findall(r"<(?:\w+:)?(\w+)>", route)) | set(re.findall(r"\(\?P<(\w+)>", route))
@@ -130,7 +144,8 @@ def test_another_researcher_gets_404_on_every_route_of_a_study(alice, bob, make_
         if not params:
             continue
         url = concrete(route, slug="private", study_slug="private", pk=participant.pk,
-                       action="open", item_pk=study.items.first().pk)
+                       action="open", item_pk=study.items.first().pk, run_id=run.pk,
+                       name="alpha")
         # 405 (method not allowed) is decided before any lookup, so it reveals nothing; the
         # method the route serves must answer 404.
         statuses = {method: getattr(client, method)(url).status_code for method in ("get", "post")}
@@ -147,6 +162,9 @@ def test_every_route_is_classified(alice):
         if route.startswith("admin/"):
             continue
         researcher = route.startswith(("studies/", "api/", "account/"))
+        if name in DOCUMENTATION_ROUTES:
+            assert route.startswith("methods/"), route
+            continue
         assert researcher or name in PUBLIC_ROUTES or name in {r.split(":")[1] for r in ANNOTATOR_ROUTES}, route
 
 
@@ -175,7 +193,7 @@ def roles(alice, bob, django_user_model, make_study):
     return study, {"alice": alice, "bob": bob, "charlie": charlie, "dave": dave}
 
 
-def study_routes(study, participant):
+def study_routes(study, participant, run_id="x"):
     """Every researcher route of one study, filled in: (url, name)."""
     for route, name, _ in walk():
         if route.startswith("admin/") or name in PUBLIC_ROUTES or any(
@@ -185,7 +203,8 @@ def study_routes(study, participant):
         params.discard("format")
         if params & {"slug", "study_slug"}:
             yield concrete(route, slug=study.slug, study_slug=study.slug, pk=participant.pk,
-                           action="open", item_pk=study.items.first().pk), name
+                           action="open", item_pk=study.items.first().pk, run_id=run_id,
+                           name="alpha"), name
 
 
 def test_every_route_checks_the_role(roles):
@@ -202,7 +221,8 @@ def test_every_route_checks_the_role(roles):
         clients[name] = Client()
         clients[name].force_login(user)
     checked, refused, owner_only_seen = 0, [], set()
-    for url, name in study_routes(study, participant):
+    run = finished_run(study)
+    for url, name in study_routes(study, participant, run_id=run.pk):
         for stranger in ("dave", "root"):
             statuses = {m: getattr(clients[stranger], m)(url).status_code for m in ("get", "post")}
             assert set(statuses.values()) <= {404, 405}, (stranger, url, statuses)
@@ -238,3 +258,16 @@ VIEWER_POSTS: set[str] = {"exports-api-list"}
 # Deleting a study, and sharing it (the page, a role change, a removal; the members API).
 OWNER_ONLY: set[str] = {"delete", "study-delete-study", "sharing", "member_role", "member_remove",
                         "member-list", "member-detail", "member-remove"}
+
+
+def test_the_method_pages_need_a_login_and_name_only_known_methods(alice, client):
+    for url in ("/methods/alpha/", "/methods/references/"):
+        response = client.get(url)
+        assert response.status_code == 302 and "/accounts/login/" in response["Location"], url
+    client.force_login(alice)
+    assert client.get("/methods/alpha/").status_code == 200
+    # only the names of docs/statistics are pages: no other file, no path
+    for name in ("nope", "..", "..%2F..%2Fsettings", "%2E%2E", "references.md", "alpha.md",
+                 "ALPHA"):
+        assert client.get(f"/methods/{name}/").status_code == 404, name
+    assert client.get("/methods/../config/settings.py").status_code == 404

@@ -48,4 +48,74 @@ def get(mapping, key):
 
 @register.filter
 def rules_label(rules) -> str:
-    return " + ".join(rules) if rules else "baseline (no filter)"
+    """The one name of a set of rules (`analysis.dashboard.rule_set_name`)."""
+    from analysis.dashboard import rule_set_name
+
+    return rule_set_name(rules or [])
+
+
+@register.simple_tag
+def cite(key: str, detail: str = "") -> str:
+    """Link an author–year citation ("Borovikova et al. 2022") to its full entry on the
+    references page; ``detail`` (", Algorithm 1") follows the link."""
+    from django.urls import reverse
+    from django.utils.html import format_html
+
+    from analysis.methods import reference_anchor
+
+    url = f"{reverse('analysis:references')}#{reference_anchor(key)}"
+    return format_html('<a class="cite" href="{}">{}</a>{}', url, key, detail)
+
+
+@register.simple_tag(takes_context=True)
+def method_link(context, name: str, text: str = "") -> str:
+    """Link to the page of method ``name`` (docs/statistics/<name>.md, served by the app): the
+    page of the run shown (with its settings) when the page shows one, else the general one."""
+    from django.urls import reverse
+    from django.utils.html import format_html
+
+    from analysis.methods import METHODS, title_of
+
+    if name not in METHODS:
+        raise template.TemplateSyntaxError(f"no method page {name!r}")
+    study, run = context.get("study"), context.get("finished")
+    if study is not None and run is not None:
+        url = reverse("analysis:run_method",
+                      kwargs={"slug": study.slug, "run_id": run.pk, "name": name})
+    else:
+        url = reverse("analysis:method", kwargs={"name": name})
+    return format_html('<a class="method" href="{}">{}</a>', url, text or title_of(name))
+
+
+@register.simple_tag
+def note(notes, reason) -> str:
+    """Mark a cell with the number of its reason (`analysis.dashboard.reason_notes`); the
+    sentence itself is stated once, under the table (analysis/_notes.html)."""
+    from django.utils.html import format_html
+
+    number = notes.get(reason) if reason and hasattr(notes, "get") else None
+    if number is None:
+        return ""
+    return format_html('<sup class="note-mark" title="{}">{}</sup>', reason, number)
+
+
+@register.filter
+def cited(text: str) -> str:
+    """Escape ``text`` and link each author–year citation of a work docs/references.md lists
+    ("Solomon et al. 2021" or "Solomon et al. (2021)") to its entry, as `cite` does."""
+    import re
+
+    from django.urls import reverse
+    from django.utils.html import escape
+    from django.utils.safestring import mark_safe
+
+    from analysis.methods import reference_anchor, reference_keys
+
+    html = str(escape(text or ""))
+    url = reverse("analysis:references")
+    for key in reference_keys():
+        authors, year = key.rsplit(" ", 1)
+        pattern = re.compile(rf"(?<![\w>]){re.escape(str(escape(authors)))} (\()?{year}\b(?(1)\))")
+        html = pattern.sub(lambda m, key=key: (
+            f'<a class="cite" href="{url}#{reference_anchor(key)}">{m[0]}</a>'), html)
+    return mark_safe(html)  # noqa: S308 - escaped above; only our links added

@@ -93,11 +93,15 @@ def test_it_shows_every_section_of_the_stored_results(owner_client, demos):
     assert outliers == planted(demo, "random")
     assert len(re.findall(r'<table class="table alpha"', html)) == 4
     # the methods are cited by author and year
+    text = re.sub(r"<[^>]*>", "", html)
     for citation in ("Trust coefficients (Borovikova et al. 2022, Algorithm 1)",
                      "Solomon et al. 2021, §5.1:", "Solomon et al. 2021, table 3:",
                      "Borovikova et al. 2022, table 2:", "Borovikova et al. 2022, table 3:",
                      "Beigman Klebanov and Beigman 2009:"):
-        assert citation in html, citation
+        assert citation in text, citation
+    # ... each a link to its full entry on the references page
+    assert ('<a class="cite" href="/methods/references/#ref-borovikova-et-al-2022">'
+            "Borovikova et al. 2022</a>") in html
     # every chart of the document is on the page with its spec as a JSON data block
     charts = build_charts(run.results, scale="raw", level=run.settings["level"])
     assert charts, "the demo document yields charts"

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from analysis.charts import SECTIONS, VEGA_LITE_SCHEMA, Chart, build_charts, chart_data
+from analysis.dashboard import rule_set_name
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS_SCHEMA = json.loads((ROOT / "docs/results.schema.json").read_text())
@@ -341,7 +342,7 @@ def test_heuristics_mark_the_flagged_cells(doc):
     assert cell["value"] == 400.0 and cell["status"] == "flagged" and cell["label"] == "✕ 400"
     null = rows(chart, rule="disagreeable", annotator="A1")[0]
     assert null["status"] == "not computed" and null["reason"].startswith("fewer than 3")
-    assert chart.spec["layer"][0]["encoding"]["y"]["sort"][0].startswith("[1] slow")
+    assert chart.spec["layer"][0]["encoding"]["y"]["sort"][0].startswith("Slow: mean s >")
     assert "Flagged: A2, A3." in chart.description
 
 
@@ -351,12 +352,15 @@ def test_the_correlation_changes_follow_solomon_2021_table_3(doc):
     data = chart_data(chart)
     assert len(data) == 2 * len(doc["correlations"])  # Pearson and Spearman
     combos = chart.spec["spec"]["layer"][0]["encoding"]["y"]["sort"]
-    assert combos == ["baseline (no filter)", "[1]", "[2]", "[1, 2]"]
-    (cell,) = rows(chart, combination="[2]", metric="MUC", measure="Pearson")
+    # the rows carry the names the dashboard's table gives them (one name for a rule set)
+    assert combos == ["Baseline (no filter)", "Slow", "Low variance", "Slow + Low variance"]
+    assert combos == [rule_set_name(r) for r in ([], ["slow"], ["low_variance"],
+                                               ["low_variance", "slow"])]
+    (cell,) = rows(chart, combination="Low variance", metric="MUC", measure="Pearson")
     assert cell["change"] == 0.1 and cell["label"] == "+10.0%" and cell["removed"] == "A3"
-    (base,) = rows(chart, combination="baseline (no filter)", metric="LEA", measure="Spearman")
+    (base,) = rows(chart, combination="Baseline (no filter)", metric="LEA", measure="Spearman")
     assert base["correlation"] == 0.5 and base["label"] == "0.50"
-    (null,) = rows(chart, combination="[1, 2]", metric="LEA", measure="Pearson")
+    (null,) = rows(chart, combination="Slow + Low variance", metric="LEA", measure="Pearson")
     assert null["change"] is None and null["label"] == "n/a"
     assert null["reason"] == "fewer than 3 items left"
     scale = chart.spec["spec"]["layer"][0]["encoding"]["color"]["scale"]
@@ -444,7 +448,7 @@ def test_strange_values_never_break_a_chart(doc):
     assert rows(charts["trust"], annotator="A2")[0]["coefficient"] is None
     assert rows(charts["timing"], annotator="A1")[0]["min_s"] is None
     assert chart_data(charts["noise"])[0]["agreed (not split)"] == 900
-    assert "[6] unknown_rule" in charts["correlations"].description
+    assert "unknown rule" in charts["correlations"].description
 
 
 # --- random well-formed documents -----------------------------------------------------------

@@ -1,0 +1,216 @@
+"""The method pages: docs/statistics/*.md and docs/references.md, rendered by the app.
+
+One source for the repository's documentation and the dashboard's "how it is computed" links:
+the page reads the Markdown file at request time (cached while the file is unchanged), renders it
+with the `markdown` package and sanitises it with nh3's allow-list, as researcher Markdown is
+(`studies.sanitize`).  Links between the documents become the app's URLs; a link to a document
+the app does not serve keeps its text and loses its address.  Only the names found in
+docs/statistics when the process starts are pages (no path is ever built from a request).
+"""
+
+from __future__ import annotations
+
+import functools
+import posixpath
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import markdown as md
+import nh3
+from django.conf import settings as django_settings
+from django.utils.html import escape
+from django.utils.text import slugify
+
+from core.settings import knobs
+from studies.sanitize import DOC_TAGS
+
+DOCS = Path(django_settings.BASE_DIR) / "docs"
+STATISTICS = DOCS / "statistics"
+REFERENCES = "references"
+# The whitelist: a request names one of these or gets a 404.
+METHODS: tuple[str, ...] = tuple(sorted(p.stem for p in STATISTICS.glob("*.md")))
+
+# The settings each method reads, by key path or section prefix of `AnalysisSettings`.
+METHOD_SETTINGS: Mapping[str, tuple[str, ...]] = {
+    "alpha": ("level", "simple_threshold", "bootstrap_samples", "bootstrap_confidence", "seed",
+              "outlier_threshold"),
+    "trust": ("level", "trust_variant", "trust_max_exact", "trust_samples",
+              "trust_max_annotators", "outlier_threshold", "simple_threshold", "seed"),
+    "competence": ("seed",),
+    "correlation-intervals": ("correlation_intervals", "bootstrap_samples",
+                              "bootstrap_confidence", "seed"),
+    "williams": ("comparison_alpha",),
+    "heuristics": ("heuristics.",),
+    "quality": ("quality.",),
+    "noise": ("noise_confidence", "noise_max_gamma"),
+    "duplicates": ("quality.duplicate_inconsistency.",),
+    "gaps-and-weights": (),
+}
+
+# A link's target (a path relative to docs/) -> (page name or REFERENCES, fragment)
+Link = Callable[[str, str], str]
+
+TAGS = DOC_TAGS | {"sup", "sub"}
+ATTRIBUTES = {"a": {"href", "title"}, "th": {"align"}, "td": {"align"},
+              **{f"h{n}": {"id"} for n in range(1, 7)}}
+_REFERENCE_ITEM = re.compile(r"<li>(\s*(?:<p>)?\s*<strong>([^<]+)</strong>)")
+
+
+@dataclass(frozen=True)
+class Document:
+    title: str
+    html: str  # without the title's heading
+    cited: tuple[str, ...] = ()  # the works of docs/references.md the page cites
+
+
+def reference_anchor(key: str) -> str:
+    """Return the references page's anchor of a work cited as ``key`` ("Dawid and Skene 1979")."""
+    return "ref-" + slugify(key)
+
+
+def _source(name: str) -> Path:
+    if name == REFERENCES:
+        return DOCS / "references.md"
+    if name not in METHODS:
+        raise KeyError(name)
+    return STATISTICS / f"{name}.md"
+
+
+def _target(href: str, folder: str) -> tuple[str, str] | None:
+    """Return (page, fragment) of a relative link to a document the app serves, else None."""
+    path, _, fragment = href.partition("#")
+    if not path.endswith(".md") or "://" in path or path.startswith("/"):
+        return None
+    resolved = posixpath.normpath(posixpath.join(folder, path))
+    if resolved == "references.md":
+        return REFERENCES, fragment
+    head, _, stem = resolved.removesuffix(".md").rpartition("/")
+    if head == "statistics" and stem in METHODS:
+        return stem, fragment
+    return None
+
+
+def render(name: str, link: Link) -> Document:
+    """Return the method page (or the references page) ``name`` as sanitised HTML.
+
+    ``link(page, fragment)`` gives the app's URL of another page (a run's, or the general
+    one); raises ``KeyError`` for a name that is not a page.
+    """
+    path = _source(name)
+    cached = _render(path, path.stat().st_mtime_ns)
+    html = _MARKER.sub(lambda m: f'href="{escape(link(m[1], m[2] or ""))}"', cached.html)
+    return Document(cached.title, html, cached.cited)
+
+
+def references_of(document: Document, link: Link) -> list[str]:
+    """Return the full entries (HTML list items) of the works ``document`` cites."""
+    if not document.cited:
+        return []
+    html = render(REFERENCES, link).html
+    items = []
+    for key in document.cited:
+        match = re.search(rf'<li id="{reference_anchor(key)}">.*?</li>', html, flags=re.DOTALL)
+        if match:
+            items.append(match[0])
+    return items
+
+
+# Links to served pages are cached as this marker, then given the URLs of the request's context.
+_MARKER = re.compile(r'href="\./__page__/([a-z0-9-]+)(?:#([^"]*))?"')
+
+
+_FILE_NAMED = re.compile(r'(<a href="\./__page__/([a-z0-9-]+)[^"]*"[^>]*>)(?:\.\./)?[\w./-]+\.md</a>')
+
+
+def title_of(name: str) -> str:
+    """Return the title of page ``name``: its first heading, without Markdown marks."""
+    if name == REFERENCES:
+        return "References"
+    with _source(name).open(encoding="utf-8") as f:
+        first = f.readline()
+    return first.lstrip("# ").strip().replace("*", "").replace("`", "") or name
+
+
+@functools.lru_cache(maxsize=32)
+def _render(path: Path, mtime_ns: int) -> Document:
+    del mtime_ns  # part of the cache key only: an edited file is read again
+    text = path.read_text(encoding="utf-8")
+    title = next((line[2:].strip() for line in text.splitlines() if line.startswith("# ")),
+                 path.stem)
+    folder = "statistics" if path.parent == STATISTICS else ""
+    html = md.markdown(text, extensions=["extra", "sane_lists", "toc"], output_format="html")
+
+    def attribute(tag: str, attr: str, value: str) -> str | None:
+        if tag == "a" and attr == "href" and not value.startswith(
+                ("http:", "https:", "mailto:", "#")):
+            target = _target(value, folder)
+            if target is None:
+                return None  # a document the app does not serve: its text only
+            page, fragment = target
+            return f"./__page__/{page}" + (f"#{slugify(fragment)}" if fragment else "")
+        return value
+
+    html = nh3.clean(html, tags=TAGS, attributes=ATTRIBUTES, attribute_filter=attribute,
+                     url_schemes={"http", "https", "mailto"},
+                     link_rel="noopener noreferrer")
+    # A link that reads as a file name ("references.md") reads as the page's title instead.
+    html = _FILE_NAMED.sub(lambda m: f"{m[1]}{escape(title_of(m[2]))}</a>", html)
+    if path == DOCS / "references.md":
+        # every listed work gets the anchor the dashboard's citations point to
+        html = _REFERENCE_ITEM.sub(lambda m: f'<li id="{reference_anchor(m[2])}">{m[1]}', html)
+    html = re.sub(r"^\s*<h1[^>]*>.*?</h1>\s*", "", html, count=1, flags=re.DOTALL)
+    flat = re.sub(r"\(((?:1[89]|20)\d\d)", r"\1", re.sub(r"\s+", " ", text))  # "X (2022" = "X 2022"
+    cited = () if path == DOCS / "references.md" else tuple(
+        key for key in reference_keys() if key in flat)
+    return Document(title.replace("*", "").replace("`", ""), html, cited)
+
+
+def reference_keys() -> list[str]:
+    """Return the works docs/references.md lists, as they are cited ("Hovy et al. 2013")."""
+    path = DOCS / "references.md"
+    return list(_reference_keys(path.stat().st_mtime_ns))
+
+
+@functools.lru_cache(maxsize=4)
+def _reference_keys(mtime_ns: int) -> tuple[str, ...]:
+    del mtime_ns  # the cache key: an edited file is read again
+    text = (DOCS / "references.md").read_text(encoding="utf-8")
+    return tuple(re.findall(r"^- \*\*([^*]+)\*\*", text, flags=re.MULTILINE))
+
+
+@dataclass(frozen=True)
+class SettingRow:
+    key: str
+    label: str
+    value: str
+    help: str
+
+
+def settings_rows(name: str, used: Mapping[str, Any]) -> list[SettingRow]:
+    """Return the settings method ``name`` read in a run, with their labels and values."""
+    wanted = METHOD_SETTINGS.get(name, ())
+    rows = []
+    for path, spec in knobs().items():
+        if not any(path == w or (w.endswith(".") and path.startswith(w)) for w in wanted):
+            continue
+        value: Any = used
+        for part in path.split("."):
+            value = value.get(part) if isinstance(value, Mapping) else None
+        rows.append(SettingRow(path, spec.label, _shown(value, spec.choice_labels),
+                               spec.help))
+    return rows
+
+
+def _shown(value: Any, labels: Mapping[str, str] | None) -> str:
+    if value is None:
+        return "automatic (empty)"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(map(str, value)) or "none"
+    if labels and value in labels:
+        return labels[value]
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
