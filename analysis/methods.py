@@ -134,6 +134,18 @@ def title_of(name: str) -> str:
     return first.lstrip("# ").strip().replace("*", "").replace("`", "") or name
 
 
+# A paragraph for developers ("Code: `core/stats/…`. Tests: …"): the page is for researchers.
+_CODE_PARAGRAPH = re.compile(r"^Code: .*?(?:\n\s*\n|\Z)", re.MULTILINE | re.DOTALL)
+# A list item nested with 2–3 spaces (as GitHub reads it); Python-Markdown wants 4.
+_NESTED_ITEM = re.compile(r"^ {2,3}(?=(?:[-*+]|\d+\.) )", re.MULTILINE)
+
+
+def for_readers(text: str) -> str:
+    """The Markdown of a docs page as the app shows it: without the paragraphs that name the
+    code and tests, and with nested lists indented the way Python-Markdown reads them."""
+    return _NESTED_ITEM.sub("    ", _CODE_PARAGRAPH.sub("", text))
+
+
 @functools.lru_cache(maxsize=32)
 def _render(path: Path, mtime_ns: int) -> Document:
     del mtime_ns  # part of the cache key only: an edited file is read again
@@ -141,7 +153,8 @@ def _render(path: Path, mtime_ns: int) -> Document:
     title = next((line[2:].strip() for line in text.splitlines() if line.startswith("# ")),
                  path.stem)
     folder = "statistics" if path.parent == STATISTICS else ""
-    html = md.markdown(text, extensions=["extra", "sane_lists", "toc"], output_format="html")
+    html = md.markdown(for_readers(text), extensions=["extra", "sane_lists", "toc"],
+                       output_format="html")
 
     def attribute(tag: str, attr: str, value: str) -> str | None:
         if tag == "a" and attr == "href" and not value.startswith(

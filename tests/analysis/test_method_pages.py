@@ -53,6 +53,16 @@ def test_it_shows_the_formula_as_the_markdown_writes_it(alice_client):
     assert "<pre><code>" in trust  # a fenced block stays a block
 
 
+def test_a_page_leaves_out_the_developers_code_paragraph_and_nests_its_lists(alice_client):
+    for name in methods.METHODS:
+        html = alice_client.get(f"/methods/{name}/").content.decode()
+        assert "<p>Code: " not in html and "Tests: <code>tests/" not in html, name
+    trust = alice_client.get("/methods/trust/").content.decode()
+    # The two readings of Algorithm 1 are a list inside step 3, not "- paper" run into its text.
+    step = trust[trust.index("Accumulate"):trust.index("Divide every annotator")]
+    assert step.count("<li>") == 2 and "<ul>" in step and "- <strong>" not in step
+
+
 def test_links_between_documents_become_the_apps_pages(alice_client):
     html = alice_client.get("/methods/alpha/").content.decode()
     hrefs = re.findall(r'href="([^"]*)"', html)
