@@ -134,8 +134,9 @@ def title_of(name: str) -> str:
     return first.lstrip("# ").strip().replace("*", "").replace("`", "") or name
 
 
-# A paragraph for developers ("Code: `core/stats/…`. Tests: …"): the page is for researchers.
-_CODE_PARAGRAPH = re.compile(r"^Code: .*?(?:\n\s*\n|\Z)", re.MULTILINE | re.DOTALL)
+# Paragraphs for developers ("Code: `core/stats/…`. Tests: …", "Tests: …"): the page is for
+# researchers.
+_CODE_PARAGRAPH = re.compile(r"^(?:Code|Tests): .*?(?:\n\s*\n|\Z)", re.MULTILINE | re.DOTALL)
 # A list item nested with 2–3 spaces (as GitHub reads it); Python-Markdown wants 4.
 _NESTED_ITEM = re.compile(r"^ {2,3}(?=(?:[-*+]|\d+\.) )", re.MULTILINE)
 

@@ -60,7 +60,8 @@ def test_a_page_leaves_out_the_developers_code_paragraph_and_nests_its_lists(ali
     trust = alice_client.get("/methods/trust/").content.decode()
     # The two readings of Algorithm 1 are a list inside step 3, not "- paper" run into its text.
     step = trust[trust.index("Accumulate"):trust.index("Divide every annotator")]
-    assert step.count("<li>") == 2 and "<ul>" in step and "- <strong>" not in step
+    assert "<ul>\n<li><strong><code>paper</code></strong>" in step
+    assert "<li><strong><code>notebook</code></strong>" in step and "- <strong>" not in step
 
 
 def test_links_between_documents_become_the_apps_pages(alice_client):
