@@ -188,3 +188,62 @@ def test_the_items_export_imports_back_with_roles_known_answers_and_places(check
     fields = ("external_id", "role", "gold", "tolerance", "check_at")
     assert list(copy.items.order_by("position").values_list(*fields)) == list(
         checked.items.order_by("position").values_list(*fields))
+
+
+def _run_careful_and_careless(checked, overrides=None):
+    from analysis.services import analysis_run_create, analysis_run_execute
+
+    key = checked.primary_question.key
+    careful, careless = _invite(checked), _invite(checked)
+    for participant, wrong in ((careful, False), (careless, True)):
+        for position in range(participant.n_assigned):
+            item = participant.assignments.get(position=position).item
+            value = (0 if wrong else item.gold[key]) if item.gold else 3 + position % 3
+            try:
+                submit(participant, position, value)
+            except AnswerRejected:
+                break
+    run = analysis_run_execute(run_id=analysis_run_create(study=checked, enqueue=False,
+                                                          overrides=overrides).pk)
+    careful.refresh_from_db()
+    careless.refresh_from_db()
+    return run.results, careful.pseudonym, careless.pseudonym
+
+
+def test_the_attention_rule_flags_the_annotator_who_failed_the_checks(checked):
+    results, careful, careless = _run_careful_and_careless(checked)
+    rule = {r["annotator"]: r for r in results["quality"] if r["rule"] == "attention"}
+    assert rule[careless]["flagged"] and rule[careless]["value"] == 2
+    assert rule[careless]["question"] is None
+    assert rule[careless]["detail"] == {"n_checks": 2, "failures": 2, "accuracy": 0.0}
+    assert not rule[careful]["flagged"] and rule[careful]["detail"]["accuracy"] == 1.0
+    assert results["settings"]["quality"]["attention"] == {"max_failures": 2}
+
+
+def test_the_attention_rules_threshold_is_a_setting_recorded_in_the_results(checked):
+    results, _, careless = _run_careful_and_careless(
+        checked, {"quality": {"attention": {"max_failures": 3}}})
+    rule = {r["annotator"]: r for r in results["quality"] if r["rule"] == "attention"}
+    assert rule[careless]["value"] == 2 and not rule[careless]["flagged"]
+    assert rule[careless]["threshold"] == 3
+    assert results["settings"]["quality"]["attention"] == {"max_failures": 3}
+
+
+def test_the_dashboard_and_the_annotators_page_show_the_attention_flag(checked, client, alice):
+    import re
+
+    results, careful, careless = _run_careful_and_careless(checked)
+    client.force_login(alice)
+    page = client.get(f"/studies/{checked.slug}/results/").content.decode()
+    ranking = page[page.index('id="quality"'):]
+    ranking = ranking[:ranking.index("</section>")]
+    assert "Attention checks" in ranking
+    rows = {re.search(r">(A\d+)</a>", r).group(1): r for r in ranking.split("<tr")
+            if re.search(r">(A\d+)</a>", r)}
+    assert '<span class="badge warn">Attention checks</span>' in rows[careless]
+    assert "Attention checks" not in rows[careful].replace('title="', "")
+    mine = client.get(f"/studies/{checked.slug}/results/annotators/{careless}/").content.decode()
+    rules = mine[mine.index('id="rules-table"'):]
+    rules = rules[:rules.index("</table>")]
+    attention = next(r for r in rules.split("<tr") if ">Attention checks</th>" in r)
+    assert attention.startswith(' class="flagged"') and "accuracy 0" in attention
