@@ -550,8 +550,10 @@ def screening_decide(*, participant: Participant) -> str:
             .values_list("pk", "gold", "tolerance")}
         answers: dict[int, dict[str, float | None]] = {}
         # The answers through the questions' reverse relation: this app imports no other app.
+        # The first revision's: a screening answer is final, whatever the annotator changes
+        # when going back (the page lets them, so as not to set screening items apart).
         for item, key, value in Question.objects.filter(
-                answers__response__participant=row, answers__response__is_current=True,
+                answers__response__participant=row, answers__response__revision=1,
                 answers__response__item_id__in=list(items)).values_list(
                     "answers__response__item_id", "key", "answers__value"):
             answers.setdefault(item, {})[key] = value
