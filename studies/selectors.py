@@ -184,6 +184,7 @@ def study_definition(*, study: Study) -> dict[str, Any]:
         "consent": study.consent_text,
         "instructions": study.instructions,
         "completion_url": study.completion_url,
+        "completion_text": study.completion_text,
         "show_gold": study.show_gold,
         "design": {"items_per_participant": study.items_per_participant,
                    "annotators_per_item": study.annotators_per_item,

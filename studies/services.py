@@ -67,6 +67,7 @@ def study_create(
     completion_url: str = "",
     show_gold: bool = True,
     quality: dict[str, Any] | None = None,
+    completion_text: str = "",
 ) -> Study:
     """Create a study and its questions: from a preset, one custom scale, or a list of questions.
 
@@ -95,6 +96,7 @@ def study_create(
         duplicate_min_gap=design.get("duplicate_min_gap", 5),
         seed=design.get("seed", 0),
         completion_url=completion_url,
+        completion_text=completion_text,
         show_gold=show_gold,
         analysis_settings=_analysis_settings(analysis),
         screening_pass_share=quality.get("screening_pass_share", 1.0),
@@ -213,6 +215,7 @@ def study_create_from_definition(*, owner: AbstractBaseUser, definition: dict[st
         design=definition["design"],
         analysis=definition["analysis"],
         completion_url=definition["completion_url"],
+        completion_text=definition["completion_text"],
         show_gold=definition["show_gold"],
         quality=definition.get("quality"),
     )
@@ -922,9 +925,10 @@ def member_remove(*, membership: Membership, user: AbstractBaseUser | None = Non
 
 # What stays editable once a study has been opened (its texts, completion URL and analysis);
 # never a question, scale or rubric, nor the design.
-OPEN_EDITABLE = frozenset({"title", "instructions", "consent", "completion_url", "analysis"})
+OPEN_EDITABLE = frozenset({"title", "instructions", "consent", "completion_text",
+                           "completion_url", "analysis"})
 SETTINGS_KEYS = ("title", "language", "display", "questions", "consent", "instructions",
-                 "completion_url", "show_gold", "design", "analysis")
+                 "completion_text", "completion_url", "show_gold", "design", "analysis")
 QUESTION_SPEC_KEYS = ("key", "prompt", "required", "allow_comment", "allow_cant_judge", "preset",
                       "values", "labels", "rubric", "reductions")
 
@@ -992,6 +996,7 @@ def study_update(*, study: Study, changes: Any,
            "questions": [_spec_key(spec) for spec in specs],
            "consent": definition["consent"], "instructions": definition["instructions"],
            "completion_url": definition["completion_url"], "show_gold": definition["show_gold"],
+           "completion_text": definition["completion_text"],
            "design": design, "analysis": definition["analysis"]}
     old = {**{k: current[k] for k in SETTINGS_KEYS}, "questions": _current_specs(locked)}
     changed = [key for key in SETTINGS_KEYS if new[key] != old[key]]
@@ -1002,7 +1007,7 @@ def study_update(*, study: Study, changes: Any,
         if frozen:
             raise InputError([Problem(locked.slug, None, key, (
                 f"{key} cannot change once the study has been opened (only the title, "
-                "instructions, consent, completion URL and analysis settings can)"))
+                "instructions, consent, completion text and URL and analysis settings can)"))
                 for key in frozen])
     if "questions" in changed and locked.questions.filter(answers__isnull=False).exists():
         raise InputError([Problem(locked.slug, None, "questions",
@@ -1011,6 +1016,7 @@ def study_update(*, study: Study, changes: Any,
     locked.display = new["display"]
     locked.consent_text, locked.instructions = new["consent"], new["instructions"]
     locked.completion_url, locked.show_gold = new["completion_url"], new["show_gold"]
+    locked.completion_text = new["completion_text"]
     locked.items_per_participant = design["items_per_participant"]
     locked.annotators_per_item = design["annotators_per_item"]
     locked.duplicates_per_participant = design["duplicates"]

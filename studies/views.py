@@ -651,6 +651,7 @@ def study_settings(request: HttpRequest, slug: str) -> HttpResponse:
     if not editable:
         for field in form.fields.values():
             field.disabled = True
+        form.disable_questions()
     if request.method == "POST":
         if not editable:
             return render(request, "studies/settings.html", {
