@@ -237,12 +237,13 @@ def participant_minutes_left(*, participant: Participant) -> int:
 
 def study_full(*, study: Study) -> bool:
     """Whether every item of the study has its k answers (``annotators_per_item``): a first
-    presentation answered by k participants. One aggregate query; the open link then enrols
-    nobody more (`annotation.views.join`)."""
+    presentation answered by k participants (main items only). One aggregate query. The open
+    link refuses newcomers a little earlier, once every place is taken by an answer or by a
+    participant at work (`studies.services.study_has_room`)."""
     from django.db.models import Count, Q
 
-    short = (Item.objects.filter(study=study)
-             .annotate(n=Count("responses", filter=Q(responses__presentation=1,
-                                                    responses__is_current=True)))
+    main = Item.objects.filter(study=study, role=Item.Role.MAIN)  # checks are answered by all
+    short = (main.annotate(n=Count("responses", filter=Q(responses__presentation=1,
+                                                         responses__is_current=True)))
              .filter(n__lt=study.annotators_per_item))
-    return Item.objects.filter(study=study).exists() and not short.exists()
+    return main.exists() and not short.exists()

@@ -487,15 +487,11 @@ def participant_assign(*, participant: Participant) -> int:
     return _main_assign(study, participant, offset=0)
 
 
-def _main_assign(study: Study, participant: Participant, *, offset: int) -> int:
-    """Record the main presentations after the first ``offset`` positions (study row locked),
-    with the study's attention checks among them: each at its ``check_at`` place among the main
-    presentations (1 = first) or, without one, at a seeded random place."""
-    items = list(study.items.filter(role=Item.Role.MAIN).values_list("id", "is_control"))
-    # The overlap so far: first presentations of participants still at work, plus the answers
-    # of those whose unanswered assignments were reclaimed (annotation.services.
-    # participants_reclaim). Two aggregate queries (the reverse relation "responses" is the
-    # annotation app's).
+def overlap_counts(*, study: Study) -> dict[int, int]:
+    """Return each main item's places taken: first presentations of participants still at work,
+    plus the answers of those whose unanswered assignments were reclaimed (annotation.services.
+    participants_reclaim). Two aggregate queries (the reverse relation "responses" is the
+    annotation app's)."""
     counts = dict(
         Item.objects.filter(study=study, role=Item.Role.MAIN)
         .annotate(n=Count("assignments", filter=Q(assignments__presentation=1,
@@ -510,6 +506,42 @@ def _main_assign(study: Study, participant: Participant, *, offset: int) -> int:
                     .filter(n__gt=0).values_list("id", "n"))
         for item, n in answered:
             counts[item] = counts.get(item, 0) + n
+    return counts
+
+
+def study_has_room(*, study: Study) -> bool:
+    """Whether a new participant of the open link would take a place some main item still needs.
+
+    An item's places taken are the larger of its `overlap_counts` (what the assignment design
+    balances) and its current answers to a first presentation (imported responses included,
+    which have no assignment); the study has room while some main item has fewer than k
+    (``annotators_per_item``). Answers only turn a place taken into a place answered, so under
+    the study row's lock (`participant_enrol`) the answer is exact: two people consenting at
+    once for the last place cannot both get it. Three aggregate queries at most.
+    """
+    k = study.annotators_per_item
+    taken = overlap_counts(study=study)
+    if not taken:
+        return False
+    if all(n >= k for n in taken.values()):
+        return False
+    answered = dict(Item.objects.filter(study=study, role=Item.Role.MAIN)
+                    .annotate(n=Count("responses", filter=Q(responses__presentation=1,
+                                                            responses__is_current=True)))
+                    .values_list("id", "n"))
+    return any(max(n, answered.get(item, 0)) < k for item, n in taken.items())
+
+
+class StudyFull(Exception):
+    """Every main item has its k places taken: the open link enrols nobody more."""
+
+
+def _main_assign(study: Study, participant: Participant, *, offset: int) -> int:
+    """Record the main presentations after the first ``offset`` positions (study row locked),
+    with the study's attention checks among them: each at its ``check_at`` place among the main
+    presentations (1 = first) or, without one, at a seeded random place."""
+    items = list(study.items.filter(role=Item.Role.MAIN).values_list("id", "is_control"))
+    counts = overlap_counts(study=study)
     seed = participant_seed(study.seed, participant.pk)
     plan = plan_presentations(
         [i for i, _ in items],
@@ -610,16 +642,32 @@ def participant_enrol(*, study: Study, source: str, external_id: str, meta: dict
 
     The open link calls it only from the consent form's POST (``consented``): merely opening
     the link (a chat app's link preview) creates no participant, so the completion rate counts
-    consenting people only."""
+    consenting people only.
+
+    A new participant is created only while the study has room (`study_has_room`), checked and
+    assigned under the study row's lock in one transaction, so that concurrent enrolments for
+    the last places are serialised: the one that comes too late gets `StudyFull`, and nothing
+    of it is stored. Someone already enrolled always gets their participant back.
+    """
     now = timezone.now() if consented else None
-    with transaction.atomic():
-        participant, created = Participant.objects.get_or_create(
-            study=study, source=source, external_id=external_id,
-            defaults={"meta": meta, "consented_at": now}
-        )
+    existing = Participant.objects.filter(study=study, source=source,
+                                          external_id=external_id).first()
+    if existing is None:
+        with transaction.atomic():
+            locked = Study.objects.select_for_update().get(pk=study.pk)
+            participant, created = Participant.objects.get_or_create(
+                study=study, source=source, external_id=external_id,
+                defaults={"meta": meta, "consented_at": now})
+            if created:
+                if not study_has_room(study=locked):
+                    raise StudyFull(study.slug)  # rolls the new participant back
+                participant_assign(participant=participant)
+                participant.refresh_from_db()
+    else:
+        participant = existing
     if now is not None and participant.consented_at is None:
         participant_consent(participant=participant)
-    if created or not participant.n_assigned:
+    if not participant.n_assigned:
         participant_assign(participant=participant)
         participant.refresh_from_db()
     return participant
