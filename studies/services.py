@@ -487,15 +487,18 @@ def participant_assign(*, participant: Participant) -> int:
     return _main_assign(study, participant, offset=0)
 
 
-def overlap_counts(*, study: Study) -> dict[int, int]:
+def overlap_counts(*, study: Study, consented_only: bool = False) -> dict[int, int]:
     """Return each main item's places taken: first presentations of participants still at work,
     plus the answers of those whose unanswered assignments were reclaimed (annotation.services.
-    participants_reclaim). Two aggregate queries (the reverse relation "responses" is the
-    annotation app's)."""
+    participants_reclaim). ``consented_only``: count the assignments of participants who gave
+    consent only (an invitation link nobody opened yet takes no place from the open link). Two
+    aggregate queries (the reverse relation "responses" is the annotation app's)."""
+    at_work = Q(assignments__presentation=1, assignments__participant__reclaimed_at=None)
+    if consented_only:
+        at_work &= Q(assignments__participant__consented_at__isnull=False)
     counts = dict(
         Item.objects.filter(study=study, role=Item.Role.MAIN)
-        .annotate(n=Count("assignments", filter=Q(assignments__presentation=1,
-                                                  assignments__participant__reclaimed_at=None)))
+        .annotate(n=Count("assignments", filter=at_work))
         .values_list("id", "n")
     )
     if study.participants.filter(reclaimed_at__isnull=False).exists():
@@ -512,15 +515,15 @@ def overlap_counts(*, study: Study) -> dict[int, int]:
 def study_has_room(*, study: Study) -> bool:
     """Whether a new participant of the open link would take a place some main item still needs.
 
-    An item's places taken are the larger of its `overlap_counts` (what the assignment design
-    balances) and its current answers to a first presentation (imported responses included,
-    which have no assignment); the study has room while some main item has fewer than k
-    (``annotators_per_item``). Answers only turn a place taken into a place answered, so under
+    An item's places taken are the larger of its `overlap_counts` among participants who gave
+    consent (an invitation link nobody has opened yet holds no place) and its current answers to
+    a first presentation (imported responses included, which have no assignment); the study has
+    room while some main item has fewer than k (``annotators_per_item``). Answers only turn a place taken into a place answered, so under
     the study row's lock (`participant_enrol`) the answer is exact: two people consenting at
     once for the last place cannot both get it. Three aggregate queries at most.
     """
     k = study.annotators_per_item
-    taken = overlap_counts(study=study)
+    taken = overlap_counts(study=study, consented_only=True)
     if not taken:
         return False
     if all(n >= k for n in taken.values()):

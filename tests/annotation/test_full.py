@@ -103,3 +103,15 @@ def test_concurrent_consents_for_the_last_places_enrol_exactly_k_per_item(alice,
                        .values_list("item__external_id", flat=True))
     assert per_item == {"i1": 2, "i2": 2, "i3": 2}
     assert Participant.objects.filter(study=study).count() == 6
+
+
+@pytest.mark.django_db
+def test_invitation_links_nobody_opened_take_no_place_from_the_open_link(alice, make_study):
+    from studies.services import participants_invite
+
+    study = make_study(alice, items=ITEMS, items_per_participant=0, annotators_per_item=1)
+    (invited,) = participants_invite(study=study, count=1)
+    assert study_has_room(study=study)
+    enter(study)
+    assert not study_has_room(study=study)
+    assert invited.assignments.count() == 3  # the invitee keeps their items
