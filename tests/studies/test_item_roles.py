@@ -102,3 +102,16 @@ def test_a_study_without_checks_shows_no_roles_card(make_study, client, alice):
     make_study(alice, slug="plain", open=False)
     client.force_login(alice)
     assert 'id="item-roles"' not in client.get("/studies/plain/items/").content.decode()
+
+
+def test_the_responses_api_names_each_answers_item_role(roles_study, alice):
+    from studies.services import participants_invite, study_open
+    from tests.answers import submit
+
+    study_open(study=roles_study)
+    participant = participants_invite(study=roles_study, count=1)[0]
+    key = roles_study.primary_question.key
+    submit(participant, 0, roles_study.items.get(external_id="s1").gold[key])
+    reply = api_for(alice).get("/api/studies/roles/responses/").json()
+    rows = reply["results"] if isinstance(reply, dict) else reply
+    assert [(r["item"], r["role"]) for r in rows] == [("s1", "screening")]
