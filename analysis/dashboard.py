@@ -239,6 +239,7 @@ def _annotator_key(name: str) -> tuple[int, str]:
 
 QUALITY_RULE_LABELS = {
     "too_fast": "Too fast",
+    "attention": "Attention checks",
     "straight_lining": "Straight-lining",
     "duplicate_inconsistency": "Duplicate inconsistency",
 }

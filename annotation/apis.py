@@ -43,11 +43,14 @@ class AnswerSerializer(serializers.ModelSerializer):
 class ResponseSerializer(serializers.ModelSerializer):
     participant = serializers.IntegerField(source="participant_id")
     item = serializers.CharField(source="item.external_id")
+    role = serializers.CharField(source="item.role", read_only=True,
+                                 help_text="The item's role: main, screening or check (a check "
+                                           "or screening item is scored on revision 1).")
     answers = AnswerSerializer(many=True, read_only=True)
 
     class Meta:
         model = Response
-        fields = ["id", "participant", "item", "presentation", "position", "revision",
+        fields = ["id", "participant", "item", "role", "presentation", "position", "revision",
                   "is_current", "answers", "active_ms", "source", "received_at"]
 
 

@@ -190,12 +190,15 @@ def current_answers(*, participant: Participant, assignment: Assignment) -> dict
 def revisable(*, assignment: Assignment) -> bool:
     """Whether an answer at this presentation may still be changed.
 
-    A screening or check item's answer is final. Once an item's repeat has been shown, its first presentation can no longer be revised:
+    Once an item's repeat has been shown, its first presentation can no longer be revised:
     going back to it would let the annotator compare their two answers (until the repeat is
     shown, going back reveals nothing, so it stays open).
+
+    A screening or check item is revisable like any other: locking it would show the annotator
+    which items are checks. Its answer is still final where it counts: the check was scored, and
+    the screening is decided, on the first revision (``check_score``, ``screening_decide``); a
+    later revision is stored, as the annotator gave it, and changes no score.
     """
-    if assignment.item.role != Item.Role.MAIN:
-        return False  # screening and check answers are final
     return not (assignment.presentation == 1 and Assignment.objects.filter(
         participant_id=assignment.participant_id, item_id=assignment.item_id,
         presentation__gt=1, shown_at__isnull=False).exists())
@@ -234,12 +237,13 @@ def participant_minutes_left(*, participant: Participant) -> int:
 
 def study_full(*, study: Study) -> bool:
     """Whether every item of the study has its k answers (``annotators_per_item``): a first
-    presentation answered by k participants. One aggregate query; the open link then enrols
-    nobody more (`annotation.views.join`)."""
+    presentation answered by k participants (main items only). One aggregate query. The open
+    link refuses newcomers a little earlier, once every place is taken by an answer or by a
+    participant at work (`studies.services.study_has_room`)."""
     from django.db.models import Count, Q
 
-    short = (Item.objects.filter(study=study)
-             .annotate(n=Count("responses", filter=Q(responses__presentation=1,
-                                                    responses__is_current=True)))
+    main = Item.objects.filter(study=study, role=Item.Role.MAIN)  # checks are answered by all
+    short = (main.annotate(n=Count("responses", filter=Q(responses__presentation=1,
+                                                         responses__is_current=True)))
              .filter(n__lt=study.annotators_per_item))
-    return Item.objects.filter(study=study).exists() and not short.exists()
+    return main.exists() and not short.exists()

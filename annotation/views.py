@@ -32,7 +32,13 @@ from core.responses import MAX_ACTIVE_MS
 from core.tabular import json_too_deep
 from studies.models import Participant, Study
 from studies.selectors import Role, study_get
-from studies.services import participant_consent, participant_enrol, screening_decide
+from studies.services import (
+    StudyFull,
+    participant_consent,
+    participant_enrol,
+    screening_decide,
+    study_has_room,
+)
 
 from .binding import (
     COOKIE_MAX_AGE,
@@ -54,7 +60,6 @@ from .selectors import (
     participant_by_token,
     participant_minutes_left,
     revisable,
-    study_full,
 )
 from .services import (
     AnswerRejected,
@@ -442,6 +447,9 @@ def join(request: HttpRequest, open_token: str) -> HttpResponse:
             meta = {k: params[k] for k in ("STUDY_ID", "SESSION_ID") if k in params}
         elif params.get("workerId"):
             if params.get("assignmentId") == "ASSIGNMENT_ID_NOT_AVAILABLE":
+                # The HIT's preview: a worker should not accept a task that has no place left.
+                if not study_has_room(study=study):
+                    return _full_page(request, study)
                 return render(request, "annotation/mturk_preview.html", {"study": study})
             source, external_id = Participant.Source.MTURK, params["workerId"]
             meta = {k: params[k] for k in ("assignmentId", "hitId") if k in params}
@@ -453,7 +461,7 @@ def join(request: HttpRequest, open_token: str) -> HttpResponse:
             token = request.session.get(session_key)
             if token and Participant.objects.filter(token=token, study=study).exists():
                 return redirect("annotation:consent", token=token)
-            if study_full(study=study):
+            if not study_has_room(study=study):
                 return _full_page(request, study)
             if not consenting:
                 entry = signing.TimestampSigner(salt=ENTRY_SALT).sign(secrets.token_hex(8))
@@ -464,20 +472,26 @@ def join(request: HttpRequest, open_token: str) -> HttpResponse:
                     "study": study, "retry_url": request.path,
                     "message": _("This page is out of date. Please open the study's link "
                                  "again.")}, status=400)
-            participant = participant_enrol(study=study, source=Participant.Source.OPEN,
-                                            external_id=external, meta={}, consented=True)
+            try:
+                participant = participant_enrol(study=study, source=Participant.Source.OPEN,
+                                                external_id=external, meta={}, consented=True)
+            except StudyFull:  # the last place went to someone consenting at the same time
+                return _full_page(request, study)
             request.session[session_key] = participant.token
             return _go(request, "instructions", participant)
         if len(external_id) > 200:
             raise Http404("invalid platform id")
         existed = Participant.objects.filter(study=study, source=source,
                                              external_id=external_id).exists()
-        if not existed and study_full(study=study):
+        if not existed and not study_has_room(study=study):
             return _full_page(request, study)
         if not existed and not consenting:
             return _join_consent(request, study)
-        participant = participant_enrol(study=study, source=source, external_id=external_id,
-                                        meta=meta, consented=consenting)
+        try:
+            participant = participant_enrol(study=study, source=source, external_id=external_id,
+                                            meta=meta, consented=consenting)
+        except StudyFull:
+            return _full_page(request, study)
         # The platform id is no secret: only the first browser, or one that brings the same
         # platform session (Prolific SESSION_ID, MTurk assignmentId), gets the participant.
         # A participant who started before bindings existed is bound by the first browser

@@ -518,6 +518,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "ParticipantSourceEnum": "studies.models.Participant.Source",
         "ResponseSourceEnum": "annotation.models.Response.Source",
+        "ItemRoleEnum": "studies.models.Item.Role",
+        "MemberRoleEnum": "studies.models.Membership.Role",
     },
 }
 

@@ -206,8 +206,9 @@ def build_results(
     coefficients per ``(question, scale, items)`` (the merged chunks of a fanned-out run, see
     ``trust_inputs``); any key not given is computed here. ``checks``: one
     ``{"annotator", "answered", "failed", "stopped"}`` per annotator who answered an attention
-    check; their accuracy is the ``attention_checks`` section (check answers never enter the
-    other sections).  ``clock`` (optional) receives the seconds spent in each section.
+    check; their accuracy is the ``attention_checks`` section and the *attention* rule of
+    ``quality`` flags them (check answers never enter the other sections).  ``clock``
+    (optional) receives the seconds spent in each section.
 
     Example: ``build_results([QuestionData("rating", data, (0, 1, 2))], settings={},
     study={"slug": "s", "title": "S"})["alpha"][0]["question"] == "rating"``.
@@ -267,7 +268,7 @@ def build_results(
     with clock("quality"):
         slow = _slow(prepared, s)
         _slow_records(doc, slow, names)
-        study_rules = _study_rules(prepared, s)
+        study_rules = _study_rules(prepared, s, checks)
         rq.quality_records(doc, study_rules, names, None, record_settings=True)
     for n, (q, entry) in enumerate(zip(prepared, question_entries, strict=True)):
         entry.update(_filtering(doc, q, slow, study_rules, s, names, record_settings=n == 0,
@@ -540,16 +541,17 @@ def _slow(questions: Sequence[_Question], s: AnalysisSettings) -> HeuristicResul
     return slow_annotators(rows, data.duration_ms, **s.heuristics.params("slow"))
 
 
-def _study_rules(questions: Sequence[_Question], s: AnalysisSettings
-                 ) -> dict[str, HeuristicResult]:
-    """Run the study-wide quality rules (too fast, straight-lining) on every question's rows."""
+def _study_rules(questions: Sequence[_Question], s: AnalysisSettings,
+                 checks: Sequence[Mapping[str, Any]]) -> dict[str, HeuristicResult]:
+    """Run the study-wide quality rules (too fast, attention, straight-lining) on every
+    question's rows and the annotators' attention checks."""
     data = questions[0].data
     answered = np.zeros(data.item.size, bool)
     for q in questions:
         answered |= ~np.isnan(q.data.value)
     positions = np.column_stack([rq.positions_on_scale(q.data.value, q.views[0].domain)
                                  for q in questions])
-    return rq.study_rules(data, answered, positions, s)
+    return rq.study_rules(data, answered, positions, s, checks)
 
 
 def _slow_records(doc: dict[str, Any], slow: HeuristicResult, names: list[str]) -> None:

@@ -4,10 +4,10 @@ competence models, and how sure the metric–human correlations are.
 `core.results.build_results` calls these; each appends records to the document's sections
 (docs/results.md describes every field):
 
-- ``quality``: the rules of ``core.stats.quality`` per annotator — *too fast* and
-  *straight-lining* once for the study (``question`` null: time is measured per item, and a
-  straight line runs across items and across an item's questions), *duplicate inconsistency*
-  per question (on its raw scale);
+- ``quality``: the rules of ``core.stats.quality`` per annotator — *too fast*, *attention* and
+  *straight-lining* once for the study (``question`` null: time is measured per item, a check is
+  scored over all its questions, and a straight line runs across items and across an item's
+  questions), *duplicate inconsistency* per question (on its raw scale);
 - ``quality_correlations``: the metric–human correlations with each new rule alone and with every
   rule together (the paper's five and the new ones), beside the paper's 31 combinations
   (``correlations``), which stay as they are;
@@ -42,13 +42,14 @@ from core.stats.correlations import (
 )
 from core.stats.heuristics import HeuristicResult, StylesResult
 from core.stats.quality import (
+    attention_count_annotators,
     duplicate_inconsistency_annotators,
     straight_lining_annotators,
     too_fast_annotators,
 )
 
-# The rules of core.stats.quality that run (attention checks: Concord has none yet).
-STUDY_RULES = ("too_fast", "straight_lining")  # once for the study, question null
+# The rules of core.stats.quality, in the order of QUALITY_RULES.
+STUDY_RULES = ("too_fast", "attention", "straight_lining")  # once for the study, question null
 QUESTION_RULES = ("duplicate_inconsistency",)  # per question
 COMPETENCE_METHODS = ("dawid_skene", "mace")
 
@@ -61,12 +62,14 @@ def _named(record: Mapping[str, Any], names: Sequence[str], question: str | None
 
 
 def study_rules(data: StudyData, answered: np.ndarray, positions: np.ndarray,
-                s: AnalysisSettings) -> dict[str, HeuristicResult]:
-    """Run the study-wide rules: *too fast* and *straight-lining*.
+                s: AnalysisSettings, checks: Sequence[Mapping[str, Any]] = ()
+                ) -> dict[str, HeuristicResult]:
+    """Run the study-wide rules: *too fast*, *attention* and *straight-lining*.
 
     ``answered``: rows where any question was answered; ``positions``: ``(rows, questions)``,
     each answer's position on its question's scale (nan = blank), the common coding that lets
-    a straight line run across an item's questions.
+    a straight line run across an item's questions; ``checks``: the attention checks each
+    annotator answered and failed (`attention_counts`).
     """
     ratings = LongRatings(item=data.item, annotator=data.annotator,
                           value=np.where(answered, 1.0, np.nan),
@@ -80,7 +83,28 @@ def study_rules(data: StudyData, answered: np.ndarray, positions: np.ndarray,
     # annotator's rows, questions in order within a row, are the sequence they gave.
     sequences = [positions[data.annotator == a].ravel() for a in range(data.n_annotators)]
     straight = straight_lining_annotators(sequences, **s.quality.params("straight_lining"))
-    return {"too_fast": too_fast, "straight_lining": straight}
+    n_checks, failures = attention_counts(checks, data.annotators)
+    attention = attention_count_annotators(n_checks=n_checks, failures=failures,
+                                           **s.quality.params("attention"))
+    return {"too_fast": too_fast, "attention": attention, "straight_lining": straight}
+
+
+def attention_counts(checks: Sequence[Mapping[str, Any]], names: Sequence[str]
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """Return checks answered and failed per analysed annotator, aligned with ``names``.
+
+    ``checks``: ``{"annotator", "answered", "failed"}`` per annotator (by pseudonym); an
+    annotator not among ``names`` (left out, or with no main answer) is not counted, one
+    without a row answered no check.
+    """
+    index = {name: j for j, name in enumerate(names)}
+    n_checks = np.zeros(len(names), dtype=np.int64)
+    failures = np.zeros(len(names), dtype=np.int64)
+    for row in checks:
+        j = index.get(str(row["annotator"]))
+        if j is not None:
+            n_checks[j], failures[j] = int(row["answered"]), int(row["failed"])
+    return n_checks, failures
 
 
 def positions_on_scale(value: FloatArray, scale: Sequence[float]) -> FloatArray:

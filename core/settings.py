@@ -261,8 +261,7 @@ class HeuristicSettings:
 
 # --------------------------------------------------------------------------- quality rules
 # Rules beyond the paper's five (core.stats.quality, docs/statistics/quality.md), with the
-# defaults of its functions (tests/unit/test_settings.py keeps them equal).  The attention-check
-# rule has no settings here: Concord has no attention checks yet, so it is not run.
+# defaults of its functions (tests/unit/test_settings.py keeps them equal).
 
 
 @dataclass(frozen=True)
@@ -282,6 +281,15 @@ class TooFastRule:
                                   "answers is too fast")
     min_answers: int = _knob(3, kind="int", low=1, label="Too fast: minimum timed answers",
                              help="fewer timed answers leave the value undefined")
+
+
+@dataclass(frozen=True)
+class AttentionRule:
+    max_failures: int = _knob(2, kind="int", low=1, high=1000,
+                              label="Attention checks: failures at least",
+                              help="flag an annotator who failed at least this many attention "
+                                   "checks (each scored on its first answer); the study's "
+                                   "check_stop_after is the collection policy, this the analysis")
 
 
 @dataclass(frozen=True)
@@ -316,6 +324,7 @@ class QualitySettings:
     """The parameters of each quality rule beyond the paper's five, by rule name."""
 
     too_fast: TooFastRule = _section(TooFastRule)
+    attention: AttentionRule = _section(AttentionRule)
     straight_lining: StraightLiningRule = _section(StraightLiningRule)
     duplicate_inconsistency: DuplicateInconsistencyRule = _section(DuplicateInconsistencyRule)
 

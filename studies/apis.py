@@ -10,7 +10,7 @@ from typing import Any
 
 from django.conf import settings
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
@@ -23,7 +23,16 @@ from core.tabular import size_over_limit
 
 from .definitions import validate_definition
 from .models import Item, Membership, Participant, Question, Study
-from .selectors import Role, StudyScopedMixin, study_definition, study_get, study_list
+from .selectors import (
+    Role,
+    StudyScopedMixin,
+    item_roles,
+    quality_policy,
+    study_definition,
+    study_get,
+    study_list,
+    with_item_roles,
+)
 from .services import (
     item_delete,
     item_update,
@@ -64,23 +73,67 @@ class QuestionSerializer(serializers.ModelSerializer):
                   "preset", "values", "labels", "rubric", "reductions"]
 
 
+class QualityPolicySerializer(serializers.Serializer):
+    """The screening pass mark and the attention-check policy (the definition's `quality`)."""
+
+    screening_pass_share = serializers.FloatField(
+        required=False, help_text="Share of screening items to get right (absent when a count "
+                                  "is set).")
+    screening_pass_count = serializers.IntegerField(
+        required=False, help_text="Screening items to get right (absent: the share applies).")
+    screened_out_url = serializers.URLField(required=False,
+                                            help_text="Where a screened-out annotator is sent.")
+    check_warn_after = serializers.IntegerField(
+        help_text="The next page warns after this many failed attention checks (0: never).")
+    check_stop_after = serializers.IntegerField(
+        help_text="The annotator is stopped after this many failed attention checks (0: never).")
+
+
 class StudySerializer(serializers.ModelSerializer):
     questions = QuestionSerializer(many=True, read_only=True)
+    quality = serializers.SerializerMethodField()
+    item_roles = serializers.SerializerMethodField()
 
     class Meta:
         model = Study
         fields = ["slug", "title", "status", "display", "language", "items_per_participant",
                   "annotators_per_item", "duplicates_per_participant", "duplicate_min_gap", "seed",
-                  "analysis_settings", "created_at", "questions"]
+                  "analysis_settings", "created_at", "questions", "quality", "item_roles"]
+
+    @extend_schema_field(QualityPolicySerializer)
+    def get_quality(self, study: Study) -> dict[str, Any]:
+        return quality_policy(study=study)
+
+    @extend_schema_field(inline_serializer("ItemRoles", {
+        "main": serializers.IntegerField(), "screening": serializers.IntegerField(),
+        "check": serializers.IntegerField()}))
+    def get_item_roles(self, study: Study) -> dict[str, int]:
+        if hasattr(study, "n_role_main"):  # the list's annotation: no query per study
+            return {role: getattr(study, f"n_role_{role}") for role in Item.Role.values}
+        return item_roles(study=study)
 
 
 class ItemSerializer(serializers.ModelSerializer):
+    """An item as researchers see it: with its role and, for screening and check items, the
+    known answers and tolerances (the annotator's pages never show these)."""
+
     id = serializers.CharField(source="external_id")
+    role = serializers.ChoiceField(choices=Item.Role.choices, read_only=True,
+                                   help_text="main, screening or check (attention check).")
+    gold = serializers.DictField(child=serializers.FloatField(), read_only=True,
+                                 help_text="Known answer per question key (screening and check "
+                                           "items; empty for main items).")
+    tolerance = serializers.DictField(child=serializers.FloatField(), read_only=True,
+                                      help_text="Accepted distance from the known answer per "
+                                                "question key (0 when absent: exact).")
+    check_at = serializers.IntegerField(read_only=True, allow_null=True,
+                                        help_text="A check's place among the main items (1 = "
+                                                  "before the first); null: a random place.")
 
     class Meta:
         model = Item
-        fields = ["id", "position", "text", "text_a", "text_b", "is_control", "metrics",
-                  "features", "meta"]
+        fields = ["id", "position", "role", "text", "text_a", "text_b", "is_control", "metrics",
+                  "features", "meta", "gold", "tolerance", "check_at"]
 
 
 class ParticipantSerializer(serializers.ModelSerializer):
@@ -129,7 +182,7 @@ class StudyViewSet(viewsets.ReadOnlyModelViewSet):
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):
             return Study.objects.none()
-        return study_list(user=self.request.user)
+        return with_item_roles(study_list(user=self.request.user))
 
     @extend_schema(
         request=inline_serializer("Definition", {"slug": serializers.CharField(),

@@ -15,7 +15,8 @@ from core.settings import AnalysisSettings, SettingsError
 from .presets import preset_names, scale_preset_names
 
 TOP_KEYS = {"slug", "title", "language", "display", "preset", "scale", "questions", "consent",
-            "instructions", "design", "analysis", "completion_url", "show_gold", "quality"}
+            "instructions", "design", "analysis", "completion_url", "show_gold", "quality",
+            "completion_text"}
 QUALITY_KEYS = {"screening_pass_share", "screening_pass_count", "screened_out_url",
                 "check_warn_after", "check_stop_after"}
 DESIGN_KEYS = {"items_per_participant", "annotators_per_item", "duplicates", "duplicate_min_gap", "seed"}
@@ -85,6 +86,9 @@ def validate_definition(raw: dict[str, Any], errors: Collector) -> dict[str, Any
     if isinstance(slug, str) and slug.strip() and not SLUG.fullmatch(slug.strip()):
         errors.add(f"slug {slug.strip()[:80]!r} must be at most 60 lower-case letters, digits and "
                    "dashes, starting with a letter or digit", column="slug")
+    for key in ("consent", "instructions", "completion_text", "completion_url"):
+        if key in raw and not isinstance(raw[key], str):
+            errors.add(f"{key!r} is a string", column=key)
     language = raw.get("language", "en")
     if language not in {"en", "fr"}:
         errors.add(f"language must be 'en' or 'fr', not {language!r}", column="language")
@@ -149,6 +153,7 @@ def validate_definition(raw: dict[str, Any], errors: Collector) -> dict[str, Any
         "design": design,
         "analysis": analysis_settings.to_dict(),
         "completion_url": raw.get("completion_url", ""),
+        "completion_text": raw.get("completion_text", ""),
         "show_gold": bool(raw.get("show_gold", True)),
         "quality": quality,
     }

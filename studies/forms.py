@@ -8,7 +8,7 @@ from django.conf import settings
 from core.settings import Knob, knob, knobs
 
 from .models import Membership
-from .presets import preset_names
+from .presets import preset_names, scale_preset_names
 
 
 class StudyCreateForm(forms.Form):
@@ -115,10 +115,168 @@ def _field_name(path: str) -> str:
     return "a__" + path.replace(".", "__")
 
 
+CUSTOM = "custom"
+
+
+def _number(value: Any) -> str:
+    number = float(value)
+    return str(int(number)) if number.is_integer() else repr(number)
+
+
+class QuestionForm(forms.Form):
+    """One question of the settings page: what a definition file's question table holds.
+
+    The scale is a preset or a custom one (its values, one label per value, an optional
+    reductions table in JSON); the rubric is Markdown (for a preset, empty keeps the preset's
+    rating guide). `definition()` returns the question table `studies.definitions` reads, so the
+    service checks it like any definition (keys, values, reductions).
+    """
+
+    key = forms.CharField(max_length=40, help_text="Lower-case letters, digits, - or _; "
+                                                   "the column name in exports.")
+    prompt = forms.CharField(max_length=500, required=False,
+                             help_text="The question as annotators read it.")
+    scale = forms.ChoiceField(choices=[], help_text="A preset, or a custom scale below.")
+    values = forms.CharField(label="Custom scale: values", required=False, max_length=2000,
+                             help_text="Numbers in order, separated by commas: 1, 2, 3, 4, 5.")
+    labels = forms.CharField(label="Custom scale: labels", required=False, max_length=20_000,
+                             widget=forms.Textarea(attrs={"rows": 4}),
+                             help_text="One per line: value = label (e.g. 1 = Not at all).")
+    reductions = forms.CharField(label="Custom scale: reductions (JSON, optional)",
+                                 required=False, max_length=20_000,
+                                 widget=forms.Textarea(attrs={"rows": 2, "spellcheck": "false",
+                                                              "class": "code"}),
+                                 help_text='Named mappings of every value to a code: '
+                                           '{"binary": {"1": 0, "2": 0, "3": 1}}.')
+    rubric = forms.CharField(required=False, strip=False, max_length=100_000,
+                             widget=forms.Textarea(attrs={"rows": 4}),
+                             help_text="Rating guide (Markdown). With a preset, empty keeps the "
+                                       "preset's guide.")
+    required = forms.BooleanField(required=False, initial=True,
+                                  help_text="An answer is needed to continue.")
+    comment = forms.BooleanField(label="Comment box", required=False)
+    cant_judge = forms.BooleanField(label="“Can't judge” option", required=False)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["scale"].choices = [("", "— choose —"),
+                                        *((name, name) for name in scale_preset_names()),
+                                        (CUSTOM, "Custom scale")]
+
+    @staticmethod
+    def initial_of(question: dict[str, Any]) -> dict[str, Any]:
+        """The form's initial values from one question of `study_definition`."""
+        scale = question.get("scale")
+        out: dict[str, Any] = {"key": question.get("key", ""),
+                               "prompt": question.get("prompt", ""),
+                               "required": question.get("required", True),
+                               "comment": question.get("comment", False),
+                               "cant_judge": question.get("cant_judge", False),
+                               "rubric": question.get("rubric", "")}
+        if isinstance(scale, str):
+            out["scale"] = scale
+        elif isinstance(scale, dict):
+            values = scale.get("values") or []
+            labels = scale.get("labels") or {}
+            out.update(scale=CUSTOM, values=", ".join(_number(v) for v in values),
+                       labels="\n".join(f"{k} = {v}" for k, v in labels.items()),
+                       reductions=json.dumps(scale["reductions"], ensure_ascii=False)
+                       if scale.get("reductions") else "",
+                       rubric=scale.get("rubric", "") or question.get("rubric", ""))
+        return out
+
+    def clean_values(self) -> list[float | int]:
+        text = self.cleaned_data["values"].strip()
+        out: list[float | int] = []
+        for part in re.split(r"[\s,;]+", text) if text else []:
+            try:
+                number = float(part)
+            except ValueError:
+                raise forms.ValidationError(f"{part!r} is not a number") from None
+            if number != number or number in (float("inf"), float("-inf")):
+                raise forms.ValidationError(f"{part!r} is not a finite number")
+            out.append(int(number) if number.is_integer() else number)
+        return out
+
+    def clean_labels(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for n, line in enumerate(self.cleaned_data["labels"].splitlines(), start=1):
+            if not line.strip():
+                continue
+            value, sep, label = line.partition("=")
+            if not sep:
+                raise forms.ValidationError(f"line {n}: write value = label")
+            try:
+                out[_number(value.strip())] = label.strip()
+            except ValueError:
+                raise forms.ValidationError(f"line {n}: {value.strip()!r} is not a number"
+                                            ) from None
+        return out
+
+    def clean_reductions(self) -> Any:
+        text = self.cleaned_data["reductions"].strip()
+        if not text:
+            return {}
+        try:
+            return json.loads(text)
+        except (json.JSONDecodeError, RecursionError):
+            raise forms.ValidationError("not valid JSON") from None
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if data.get("scale") == CUSTOM and len(data.get("values") or []) < 2:
+            self.add_error("values", "a custom scale needs at least two values")
+        values = {_number(v) for v in data.get("values") or []}
+        stray = sorted(set(data.get("labels") or {}) - values)
+        if data.get("scale") == CUSTOM and stray and "values" not in self.errors:
+            self.add_error("labels", f"no such value on the scale: {', '.join(stray)}")
+        return data
+
+    def definition(self) -> dict[str, Any]:
+        """The question table of a definition file (`studies.definitions`)."""
+        data = self.cleaned_data
+        out: dict[str, Any] = {"key": data["key"], "prompt": data["prompt"],
+                               "required": data["required"], "comment": data["comment"],
+                               "cant_judge": data["cant_judge"]}
+        if data["scale"] == CUSTOM:
+            out["scale"] = {"values": data["values"], "labels": data["labels"],
+                            "rubric": data["rubric"], "reductions": data["reductions"]}
+        else:
+            out["scale"] = data["scale"]
+            if data["rubric"].strip():
+                out["rubric"] = data["rubric"]
+        return out
+
+
+class BaseQuestionFormSet(forms.BaseFormSet):
+    def clean(self) -> None:
+        if any(self.errors):
+            return
+        keys = [f.cleaned_data["key"] for f in self.forms
+                if f.cleaned_data and not self._should_delete_form(f)]
+        if not keys:
+            raise forms.ValidationError("a study needs at least one question")
+        if len(set(keys)) != len(keys):
+            raise forms.ValidationError("each question needs its own key")
+
+    def definitions(self) -> list[dict[str, Any]]:
+        return [f.definition() for f in self.forms
+                if f.cleaned_data and not self._should_delete_form(f)]
+
+
+QuestionFormSet = forms.formset_factory(QuestionForm, formset=BaseQuestionFormSet, extra=1,
+                                        can_delete=True, max_num=20, validate_max=True)
+
+
 class StudySettingsForm(forms.Form):
-    """Everything a definition file holds but the slug: texts, language, display, questions (as
-    the definition's JSON list), design, and every analysis setting (one field per `Knob`).
-    Once the study has been opened, only the fields of `OPEN_EDITABLE` are enabled."""
+    """Everything a definition file holds but the slug: texts, language, display, questions (one
+    `QuestionForm` each, in ``formset``; or, for advanced use, the definition's JSON list),
+    design, and every analysis setting (one field per `Knob`). Once the study has been opened,
+    only the fields of `OPEN_EDITABLE` are enabled.
+
+    The questions come from the JSON when ``questions_json`` is ticked, or when the post has no
+    question forms at all (a script posting the JSON, as before the forms existed); a JSON
+    edited without the tick is an error, never silently dropped."""
 
     title = forms.CharField(max_length=200)
     language = forms.ChoiceField(choices=settings.LANGUAGES)
@@ -134,23 +292,31 @@ class StudySettingsForm(forms.Form):
                                     assume_scheme="https",
                                     help_text="Where a finished annotator is sent, e.g. "
                                               "Prolific's completion URL.")
+    completion_text = forms.CharField(label="Completion text", required=False, strip=False,
+                                      max_length=20_000,
+                                      widget=forms.Textarea(attrs={"rows": 4}),
+                                      help_text="Markdown, shown on the last page with the "
+                                                "completion code (empty: a short thank-you).")
     show_gold = forms.BooleanField(label="Show the gold annotation (coreference)", required=False)
     questions = forms.CharField(
+        required=False,
         widget=forms.Textarea(attrs={"rows": 14, "spellcheck": "false", "class": "code"}),
         help_text="The questions as a definition file lists them (JSON): key, prompt, scale (a "
                   "scale preset's name or values/labels/rubric/reductions), required, comment, "
                   "cant_judge.")
+    questions_json = forms.BooleanField(
+        label="Use this JSON for the questions instead of the forms above", required=False)
     items_per_participant = forms.IntegerField(min_value=0, help_text="0 = every item.")
     annotators_per_item = forms.IntegerField(min_value=1)
     duplicates = forms.IntegerField(min_value=0, help_text="Repeated items per participant.")
     duplicate_min_gap = forms.IntegerField(min_value=2)
     seed = forms.IntegerField(label="Design seed")
 
-    TEXT = ("title", "language", "display", "consent", "instructions", "completion_url",
-            "show_gold")
+    TEXT = ("title", "language", "display", "consent", "instructions", "completion_text",
+            "completion_url", "show_gold")
     DESIGN = ("items_per_participant", "annotators_per_item", "duplicates", "duplicate_min_gap",
               "seed")
-    OPEN = ("title", "consent", "instructions", "completion_url")
+    OPEN = ("title", "consent", "instructions", "completion_text", "completion_url")
 
     def __init__(self, *args: Any, definition: dict[str, Any], draft: bool,
                  **kwargs: Any) -> None:
@@ -164,6 +330,12 @@ class StudySettingsForm(forms.Form):
                 value = value.get(part) if isinstance(value, dict) else None
             initial[_field_name(path)] = value
         super().__init__(*args, initial=initial, **kwargs)
+        self.current_questions = definition["questions"]
+        with_forms = self.is_bound and "q-TOTAL_FORMS" in self.data and draft
+        self.formset = QuestionFormSet(self.data if with_forms else None, prefix="q",
+                                       initial=[QuestionForm.initial_of(q)
+                                                for q in definition["questions"]])
+        self.with_forms = with_forms
         for path, spec in knobs().items():
             self.fields[_field_name(path)] = settings_form_field(
                 path, required=not spec.optional and spec.kind != "pseudonyms")
@@ -172,8 +344,25 @@ class StudySettingsForm(forms.Form):
             for name, field in self.fields.items():
                 if name not in self.OPEN and not name.startswith("a__"):
                     field.disabled = True
+            self.disable_questions()
 
-    def sections(self) -> list[tuple[str, list[forms.BoundField]]]:
+    def disable_questions(self) -> None:
+        """Show the question forms read-only (an opened study, or a reader)."""
+        for form in [*self.formset.forms, self.formset.empty_form]:
+            for field in form.fields.values():
+                field.disabled = True
+
+    def is_valid(self) -> bool:
+        valid = super().is_valid()
+        if self.draft and not self.uses_json():
+            valid = self.formset.is_valid() and valid
+        return valid
+
+    def uses_json(self) -> bool:
+        """Whether the posted questions are the JSON's (see the class docstring)."""
+        return not self.with_forms or bool(self.data.get("questions_json"))
+
+    def sections(self) -> list[tuple[str, list[forms.BoundField] | None]]:
         """The fields grouped as the page shows them."""
         heuristics: dict[str, list[forms.BoundField]] = {}
         general = []
@@ -184,27 +373,37 @@ class StudySettingsForm(forms.Form):
             else:
                 general.append(bound)
         return [("Texts", [self[n] for n in self.TEXT]),
-                ("Questions and scales", [self["questions"]]),
+                ("Questions and scales", None),  # the question forms, drawn by the template
                 ("Design", [self[n] for n in self.DESIGN]),
                 ("Analysis", general),
                 *((f"Heuristic: {name.replace('_', ' ')}", fields)
                   for name, fields in heuristics.items())]
 
     def clean_questions(self) -> Any:
+        text = self.cleaned_data["questions"]
+        if not text.strip():
+            if self.draft and self.is_bound and self.uses_json():
+                raise forms.ValidationError("the questions' JSON is empty")
+            return None
         try:
-            return json.loads(self.cleaned_data["questions"])
+            questions = json.loads(text)
         except json.JSONDecodeError as exc:
             raise forms.ValidationError(f"not valid JSON: {exc.msg} (line {exc.lineno}, "
                                         f"column {exc.colno})") from None
         except RecursionError:
             raise forms.ValidationError("not valid JSON: nested too deeply") from None
+        if self.draft and not self.uses_json() and questions != self.current_questions:
+            raise forms.ValidationError(
+                "you edited the questions' JSON: tick “Use this JSON…” to apply it, or undo it")
+        return questions
 
     def changes(self) -> dict[str, Any]:
         """The cleaned values as a partial definition (the enabled fields only)."""
         data = self.cleaned_data
         out: dict[str, Any] = {n: data[n] for n in self.TEXT if not self.fields[n].disabled}
         if self.draft:
-            out["questions"] = data["questions"]
+            out["questions"] = (data["questions"] if self.uses_json()
+                                else self.formset.definitions())
             out["design"] = {n: data[n] for n in self.DESIGN}
         analysis: dict[str, Any] = {}
         for path in knobs():
@@ -225,12 +424,27 @@ class StudySettingsForm(forms.Form):
             name = name.removeprefix("design.").replace("duplicates_per_participant",
                                                         "duplicates")
         elif name.startswith("questions"):
+            if self.draft and not self.uses_json() and self._question_problem(name, message):
+                return
             name = "questions"
         name = {"consent_text": "consent"}.get(name, name)
         if name in self.fields and not self.fields[name].disabled:
             self.add_error(name, message)
         else:
             self.add_error(None, f"{column}: {message}" if column else message)
+
+
+    def _question_problem(self, column: str, message: str) -> bool:
+        """Show ``questions[1].scale.values``'s problem at that question form's field."""
+        match = re.match(r"questions\[(\d+)\]\.?([a-z_]+)?\.?([a-z_]+)?", column)
+        live = [f for f in self.formset.forms
+                if f.cleaned_data and not self.formset._should_delete_form(f)]
+        if not match or int(match[1]) >= len(live):
+            return False
+        form = live[int(match[1])]
+        field = match[3] if match[2] == "scale" and match[3] in form.fields else match[2]
+        form.add_error(field if field in form.fields else None, message)
+        return True
 
 
 class DefinitionUploadForm(forms.Form):

@@ -43,6 +43,7 @@ class Study(models.Model):
     language = models.CharField(max_length=8, choices=settings.LANGUAGES, default="en")
     consent_text = models.TextField(blank=True, help_text="Markdown, shown before the instructions.")
     instructions = models.TextField(blank=True, help_text="Markdown, shown before the first item.")
+    completion_text = models.TextField(blank=True, help_text="Markdown, shown on the last page.")
     # Assignment design (docs/running-a-study.md); items_per_participant 0 = every item.
     items_per_participant = models.PositiveIntegerField(default=0)
     annotators_per_item = models.PositiveIntegerField(default=3, validators=[MinValueValidator(1)])

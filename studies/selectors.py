@@ -105,7 +105,8 @@ def item_list(*, study: Study, query: str = "") -> QuerySet[Item]:
     answers = (Item.objects.filter(pk=OuterRef("pk")).order_by()
                .annotate(n=Count("responses", filter=Q(responses__is_current=True)))
                .values("n"))
-    return (items.only("id", "external_id", "position", "is_control")
+    return (items.only("id", "external_id", "position", "is_control", "role", "gold", "tolerance",
+                       "check_at")
             .annotate(preview=Substr("text", 1, 160), preview_a=Substr("text_a", 1, 80),
                       preview_b=Substr("text_b", 1, 80),
                       n_assigned=Coalesce(Subquery(assigned), 0),
@@ -183,6 +184,7 @@ def study_definition(*, study: Study) -> dict[str, Any]:
         "consent": study.consent_text,
         "instructions": study.instructions,
         "completion_url": study.completion_url,
+        "completion_text": study.completion_text,
         "show_gold": study.show_gold,
         "design": {"items_per_participant": study.items_per_participant,
                    "annotators_per_item": study.annotators_per_item,
@@ -192,6 +194,26 @@ def study_definition(*, study: Study) -> dict[str, Any]:
         "analysis": _analysis(study.analysis_settings),
         "quality": _quality(study),
     }
+
+
+def item_roles(*, study: Study) -> dict[str, int]:
+    """Count the study's items by role (main, screening, check). One query."""
+    counts = dict.fromkeys(Item.Role.values, 0)
+    counts.update(study.items.order_by().values_list("role").annotate(n=Count("pk")))
+    return counts
+
+
+def with_item_roles(studies: QuerySet[Study]) -> QuerySet[Study]:
+    """Annotate each study with its item count per role (``n_role_main``, …), in the same query."""
+    counts = {f"n_role_{role}": Coalesce(Subquery(
+        Item.objects.filter(study=OuterRef("pk"), role=role).order_by().values("study")
+        .annotate(n=Count("pk")).values("n")), 0) for role in Item.Role.values}
+    return studies.annotate(**counts)
+
+
+def quality_policy(*, study: Study) -> dict[str, Any]:
+    """The study's screening pass mark and attention-check policy (the definition's `quality`)."""
+    return _quality(study)
 
 
 def _quality(study: Study) -> dict[str, Any]:

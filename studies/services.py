@@ -67,6 +67,7 @@ def study_create(
     completion_url: str = "",
     show_gold: bool = True,
     quality: dict[str, Any] | None = None,
+    completion_text: str = "",
 ) -> Study:
     """Create a study and its questions: from a preset, one custom scale, or a list of questions.
 
@@ -95,6 +96,7 @@ def study_create(
         duplicate_min_gap=design.get("duplicate_min_gap", 5),
         seed=design.get("seed", 0),
         completion_url=completion_url,
+        completion_text=completion_text,
         show_gold=show_gold,
         analysis_settings=_analysis_settings(analysis),
         screening_pass_share=quality.get("screening_pass_share", 1.0),
@@ -213,6 +215,7 @@ def study_create_from_definition(*, owner: AbstractBaseUser, definition: dict[st
         design=definition["design"],
         analysis=definition["analysis"],
         completion_url=definition["completion_url"],
+        completion_text=definition["completion_text"],
         show_gold=definition["show_gold"],
         quality=definition.get("quality"),
     )
@@ -484,19 +487,18 @@ def participant_assign(*, participant: Participant) -> int:
     return _main_assign(study, participant, offset=0)
 
 
-def _main_assign(study: Study, participant: Participant, *, offset: int) -> int:
-    """Record the main presentations after the first ``offset`` positions (study row locked),
-    with the study's attention checks among them: each at its ``check_at`` place among the main
-    presentations (1 = first) or, without one, at a seeded random place."""
-    items = list(study.items.filter(role=Item.Role.MAIN).values_list("id", "is_control"))
-    # The overlap so far: first presentations of participants still at work, plus the answers
-    # of those whose unanswered assignments were reclaimed (annotation.services.
-    # participants_reclaim). Two aggregate queries (the reverse relation "responses" is the
-    # annotation app's).
+def overlap_counts(*, study: Study, consented_only: bool = False) -> dict[int, int]:
+    """Return each main item's places taken: first presentations of participants still at work,
+    plus the answers of those whose unanswered assignments were reclaimed (annotation.services.
+    participants_reclaim). ``consented_only``: count the assignments of participants who gave
+    consent only (an invitation link nobody opened yet takes no place from the open link). Two
+    aggregate queries (the reverse relation "responses" is the annotation app's)."""
+    at_work = Q(assignments__presentation=1, assignments__participant__reclaimed_at=None)
+    if consented_only:
+        at_work &= Q(assignments__participant__consented_at__isnull=False)
     counts = dict(
         Item.objects.filter(study=study, role=Item.Role.MAIN)
-        .annotate(n=Count("assignments", filter=Q(assignments__presentation=1,
-                                                  assignments__participant__reclaimed_at=None)))
+        .annotate(n=Count("assignments", filter=at_work))
         .values_list("id", "n")
     )
     if study.participants.filter(reclaimed_at__isnull=False).exists():
@@ -507,6 +509,42 @@ def _main_assign(study: Study, participant: Participant, *, offset: int) -> int:
                     .filter(n__gt=0).values_list("id", "n"))
         for item, n in answered:
             counts[item] = counts.get(item, 0) + n
+    return counts
+
+
+def study_has_room(*, study: Study) -> bool:
+    """Whether a new participant of the open link would take a place some main item still needs.
+
+    An item's places taken are the larger of its `overlap_counts` among participants who gave
+    consent (an invitation link nobody has opened yet holds no place) and its current answers to
+    a first presentation (imported responses included, which have no assignment); the study has
+    room while some main item has fewer than k (``annotators_per_item``). Answers only turn a place taken into a place answered, so under
+    the study row's lock (`participant_enrol`) the answer is exact: two people consenting at
+    once for the last place cannot both get it. Three aggregate queries at most.
+    """
+    k = study.annotators_per_item
+    taken = overlap_counts(study=study, consented_only=True)
+    if not taken:
+        return False
+    if all(n >= k for n in taken.values()):
+        return False
+    answered = dict(Item.objects.filter(study=study, role=Item.Role.MAIN)
+                    .annotate(n=Count("responses", filter=Q(responses__presentation=1,
+                                                            responses__is_current=True)))
+                    .values_list("id", "n"))
+    return any(max(n, answered.get(item, 0)) < k for item, n in taken.items())
+
+
+class StudyFull(Exception):
+    """Every main item has its k places taken: the open link enrols nobody more."""
+
+
+def _main_assign(study: Study, participant: Participant, *, offset: int) -> int:
+    """Record the main presentations after the first ``offset`` positions (study row locked),
+    with the study's attention checks among them: each at its ``check_at`` place among the main
+    presentations (1 = first) or, without one, at a seeded random place."""
+    items = list(study.items.filter(role=Item.Role.MAIN).values_list("id", "is_control"))
+    counts = overlap_counts(study=study)
     seed = participant_seed(study.seed, participant.pk)
     plan = plan_presentations(
         [i for i, _ in items],
@@ -550,8 +588,10 @@ def screening_decide(*, participant: Participant) -> str:
             .values_list("pk", "gold", "tolerance")}
         answers: dict[int, dict[str, float | None]] = {}
         # The answers through the questions' reverse relation: this app imports no other app.
+        # The first revision's: a screening answer is final, whatever the annotator changes
+        # when going back (the page lets them, so as not to set screening items apart).
         for item, key, value in Question.objects.filter(
-                answers__response__participant=row, answers__response__is_current=True,
+                answers__response__participant=row, answers__response__revision=1,
                 answers__response__item_id__in=list(items)).values_list(
                     "answers__response__item_id", "key", "answers__value"):
             answers.setdefault(item, {})[key] = value
@@ -605,16 +645,32 @@ def participant_enrol(*, study: Study, source: str, external_id: str, meta: dict
 
     The open link calls it only from the consent form's POST (``consented``): merely opening
     the link (a chat app's link preview) creates no participant, so the completion rate counts
-    consenting people only."""
+    consenting people only.
+
+    A new participant is created only while the study has room (`study_has_room`), checked and
+    assigned under the study row's lock in one transaction, so that concurrent enrolments for
+    the last places are serialised: the one that comes too late gets `StudyFull`, and nothing
+    of it is stored. Someone already enrolled always gets their participant back.
+    """
     now = timezone.now() if consented else None
-    with transaction.atomic():
-        participant, created = Participant.objects.get_or_create(
-            study=study, source=source, external_id=external_id,
-            defaults={"meta": meta, "consented_at": now}
-        )
+    existing = Participant.objects.filter(study=study, source=source,
+                                          external_id=external_id).first()
+    if existing is None:
+        with transaction.atomic():
+            locked = Study.objects.select_for_update().get(pk=study.pk)
+            participant, created = Participant.objects.get_or_create(
+                study=study, source=source, external_id=external_id,
+                defaults={"meta": meta, "consented_at": now})
+            if created:
+                if not study_has_room(study=locked):
+                    raise StudyFull(study.slug)  # rolls the new participant back
+                participant_assign(participant=participant)
+                participant.refresh_from_db()
+    else:
+        participant = existing
     if now is not None and participant.consented_at is None:
         participant_consent(participant=participant)
-    if created or not participant.n_assigned:
+    if not participant.n_assigned:
         participant_assign(participant=participant)
         participant.refresh_from_db()
     return participant
@@ -920,9 +976,10 @@ def member_remove(*, membership: Membership, user: AbstractBaseUser | None = Non
 
 # What stays editable once a study has been opened (its texts, completion URL and analysis);
 # never a question, scale or rubric, nor the design.
-OPEN_EDITABLE = frozenset({"title", "instructions", "consent", "completion_url", "analysis"})
+OPEN_EDITABLE = frozenset({"title", "instructions", "consent", "completion_text",
+                           "completion_url", "analysis"})
 SETTINGS_KEYS = ("title", "language", "display", "questions", "consent", "instructions",
-                 "completion_url", "show_gold", "design", "analysis")
+                 "completion_text", "completion_url", "show_gold", "design", "analysis")
 QUESTION_SPEC_KEYS = ("key", "prompt", "required", "allow_comment", "allow_cant_judge", "preset",
                       "values", "labels", "rubric", "reductions")
 
@@ -990,6 +1047,7 @@ def study_update(*, study: Study, changes: Any,
            "questions": [_spec_key(spec) for spec in specs],
            "consent": definition["consent"], "instructions": definition["instructions"],
            "completion_url": definition["completion_url"], "show_gold": definition["show_gold"],
+           "completion_text": definition["completion_text"],
            "design": design, "analysis": definition["analysis"]}
     old = {**{k: current[k] for k in SETTINGS_KEYS}, "questions": _current_specs(locked)}
     changed = [key for key in SETTINGS_KEYS if new[key] != old[key]]
@@ -1000,7 +1058,7 @@ def study_update(*, study: Study, changes: Any,
         if frozen:
             raise InputError([Problem(locked.slug, None, key, (
                 f"{key} cannot change once the study has been opened (only the title, "
-                "instructions, consent, completion URL and analysis settings can)"))
+                "instructions, consent, completion text and URL and analysis settings can)"))
                 for key in frozen])
     if "questions" in changed and locked.questions.filter(answers__isnull=False).exists():
         raise InputError([Problem(locked.slug, None, "questions",
@@ -1009,6 +1067,7 @@ def study_update(*, study: Study, changes: Any,
     locked.display = new["display"]
     locked.consent_text, locked.instructions = new["consent"], new["instructions"]
     locked.completion_url, locked.show_gold = new["completion_url"], new["show_gold"]
+    locked.completion_text = new["completion_text"]
     locked.items_per_participant = design["items_per_participant"]
     locked.annotators_per_item = design["annotators_per_item"]
     locked.duplicates_per_participant = design["duplicates"]

@@ -37,9 +37,11 @@ from .selectors import (
     Role,
     clean_query,
     item_list,
+    item_roles,
     paged,
     participant_list,
     participant_progress,
+    quality_policy,
     study_definition,
     study_get,
     study_list,
@@ -374,6 +376,8 @@ def items_upload(request: HttpRequest, slug: str) -> HttpResponse:
         "study": study, "page": page, "q": query,
         "can_change": _items_changeable(study),
         "total": study.items.count(),
+        "roles": item_roles(study=study),
+        "policy": quality_policy(study=study),
     })
 
 
@@ -397,6 +401,7 @@ def item_detail(request: HttpRequest, slug: str, item_pk: int) -> HttpResponse:
     study, item = _item(request, slug, item_pk, Role.VIEWER)
     return render(request, "studies/item.html", {
         "study": study, "item": item, "can_change": _items_changeable(study),
+        "policy": quality_policy(study=study),
         "n_assigned": item.assignments.count(),
         "n_answers": item.responses.filter(is_current=True).count(),
     })
@@ -646,6 +651,7 @@ def study_settings(request: HttpRequest, slug: str) -> HttpResponse:
     if not editable:
         for field in form.fields.values():
             field.disabled = True
+        form.disable_questions()
     if request.method == "POST":
         if not editable:
             return render(request, "studies/settings.html", {

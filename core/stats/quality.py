@@ -46,6 +46,7 @@ __all__ = [
     "QUALITY_RULES",
     "QualityRecord",
     "attention_check_annotators",
+    "attention_count_annotators",
     "duplicate_inconsistency_annotators",
     "longest_run",
     "straight_lining_annotators",
@@ -251,17 +252,48 @@ def attention_check_annotators(
         failed = np.where(np.isnan(val), blank_fails, np.abs(val - exp) > tol)
     n = np.bincount(an, minlength=n_annotators)
     fails = np.bincount(an[failed], minlength=n_annotators)
+    result = attention_count_annotators(n_checks=n, failures=fails, max_failures=max_failures)
+    return HeuristicResult(rule="attention", records=result.records,
+                           params={**result.params, "blank_fails": bool(blank_fails)})
+
+
+def attention_count_annotators(
+    *,
+    n_checks: npt.ArrayLike,
+    failures: npt.ArrayLike,
+    max_failures: int = 2,
+) -> HeuristicResult:
+    """Flag annotators from their counts of attention checks answered and failed.
+
+    The form of `attention_check_annotators` for a caller that scored each check already (Concord
+    scores a check on its first answer, over all the questions with a known answer, and keeps the
+    counts on the participant): ``n_checks[j]`` checks answered and ``failures[j]`` failed by
+    annotator j. value = failures; flagged when value ≥ ``max_failures`` (2); no checks →
+    ``None`` + reason. detail: ``n_checks``, ``failures``, ``accuracy`` (share passed).
+
+    Example: ``n_checks=[4, 0, 3]``, ``failures=[0, 0, 2]`` → values 0, None, 2; accuracy 1.0,
+    None, 0.33; only the third flagged.
+    """
+    _min_check("max_failures", max_failures)
+    n = np.asarray(n_checks)
+    fails = np.asarray(failures)
+    if n.ndim != 1 or n.shape != fails.shape:
+        raise ValueError(f"n_checks and failures must be 1-D arrays of the same length, got "
+                         f"{n.shape} and {fails.shape}")
+    if n.size and (not np.issubdtype(n.dtype, np.integer)
+                   or not np.issubdtype(fails.dtype, np.integer)
+                   or fails.min() < 0 or np.any(fails > n)):
+        raise ValueError("n_checks and failures must be integers with 0 <= failures <= n_checks")
     rows: list[tuple[float | None, bool, int, str | None, Detail]] = []
-    for j in range(n_annotators):
+    for j in range(n.size):
         if n[j] == 0:
             rows.append((None, False, 0, "no attention checks answered",
                          {"n_checks": 0, "failures": 0, "accuracy": None}))
             continue
-        rows.append((float(fails[j]), fails[j] >= max_failures, int(n[j]), None,
+        rows.append((float(fails[j]), bool(fails[j] >= max_failures), int(n[j]), None,
                      {"n_checks": int(n[j]), "failures": int(fails[j]),
                       "accuracy": float(1.0 - fails[j] / n[j])}))
-    params = {"max_failures": int(max_failures), "blank_fails": bool(blank_fails)}
-    return _records("attention", params, rows, max_failures)
+    return _records("attention", {"max_failures": int(max_failures)}, rows, max_failures)
 
 
 # --------------------------------------------------------------------------- straight-lining

@@ -50,3 +50,22 @@ def moment(value: object) -> str:
     exact = moment_.isoformat()
     shown = f"{formats.date_format(local, 'j M Y')}, {local:%H:%M} {local.tzname() or ''}".strip()
     return format_html('<time datetime="{}" title="{}">{}</time>', exact, exact, shown)
+
+
+@register.filter
+def known_answers(item: object) -> str:
+    """Show a screening or check item's known answers with their tolerances: "score 2 (±1)"."""
+    gold = getattr(item, "gold", None) or {}
+    tolerance = getattr(item, "tolerance", None) or {}
+
+    def number(value: object) -> str:
+        try:
+            return f"{float(value):g}"  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return str(value)
+
+    parts = []
+    for key, value in gold.items():
+        tol = tolerance.get(key, 0)
+        parts.append(f"{key} {number(value)}" + (f" (±{number(tol)})" if tol else " (exact)"))
+    return "; ".join(parts)

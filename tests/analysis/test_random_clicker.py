@@ -113,8 +113,11 @@ def test_the_new_rules_are_reported_alone_and_together_beside_the_papers_table(c
     rules = document["settings"]["correlations"]["rules"]
     assert len(paper) == 2 ** len(rules) and not set(rules) & set(sets_of(document))
     sets = {r["set"]: r for r in document["quality_correlations"] if r["metric"] == "close"}
-    assert set(sets_of(document)) == {"too_fast", "straight_lining", "duplicate_inconsistency"}
-    assert set(sets) == {"too_fast", "straight_lining", "duplicate_inconsistency", "all"}
+    assert set(sets_of(document)) == {"too_fast", "attention", "straight_lining",
+                                      "duplicate_inconsistency"}
+    assert set(sets) == {"too_fast", "attention", "straight_lining", "duplicate_inconsistency",
+                         "all"}
+    assert sets["attention"]["removed"] == []  # no attention checks in this study
     assert sets["too_fast"]["removed"] == [bot]
     assert bot in sets["all"]["removed"]
     intervals = [r for r in document["correlation_intervals"] if r["table"] == "correlations"]

@@ -136,8 +136,12 @@ def test_check_answers_are_final_and_outside_the_main_statistics(checked):
     first_check = min(participant.check_positions)
     for position in range(first_check + 1):
         submit(participant, position, 4)
-    with pytest.raises(AnswerRejected, match="can no longer be changed"):
-        submit(participant, first_check, 2)
+    participant.refresh_from_db()
+    failed = participant.checks_failed
+    changed = submit(participant, first_check, 2)  # going back: stored, never rescored
+    assert changed.revision == 2
+    participant.refresh_from_db()
+    assert (participant.checks_answered, participant.checks_failed) == (1, failed)
     data = study_questions(study=checked)[0].data
     assert data.item_ids == ["m1", "m2", "m3", "m4"]
     assert all(data.item_ids[i].startswith("m") for i in data.item.tolist())
@@ -188,3 +192,106 @@ def test_the_items_export_imports_back_with_roles_known_answers_and_places(check
     fields = ("external_id", "role", "gold", "tolerance", "check_at")
     assert list(copy.items.order_by("position").values_list(*fields)) == list(
         checked.items.order_by("position").values_list(*fields))
+
+
+def _run_careful_and_careless(checked, overrides=None):
+    from analysis.services import analysis_run_create, analysis_run_execute
+
+    key = checked.primary_question.key
+    careful, careless = _invite(checked), _invite(checked)
+    for participant, wrong in ((careful, False), (careless, True)):
+        for position in range(participant.n_assigned):
+            item = participant.assignments.get(position=position).item
+            value = (0 if wrong else item.gold[key]) if item.gold else 3 + position % 3
+            try:
+                submit(participant, position, value)
+            except AnswerRejected:
+                break
+    run = analysis_run_execute(run_id=analysis_run_create(study=checked, enqueue=False,
+                                                          overrides=overrides).pk)
+    careful.refresh_from_db()
+    careless.refresh_from_db()
+    return run.results, careful.pseudonym, careless.pseudonym
+
+
+def test_the_attention_rule_flags_the_annotator_who_failed_the_checks(checked):
+    results, careful, careless = _run_careful_and_careless(checked)
+    rule = {r["annotator"]: r for r in results["quality"] if r["rule"] == "attention"}
+    assert rule[careless]["flagged"] and rule[careless]["value"] == 2
+    assert rule[careless]["question"] is None
+    assert rule[careless]["detail"] == {"n_checks": 2, "failures": 2, "accuracy": 0.0}
+    assert not rule[careful]["flagged"] and rule[careful]["detail"]["accuracy"] == 1.0
+    assert results["settings"]["quality"]["attention"] == {"max_failures": 2}
+
+
+def test_the_attention_rules_threshold_is_a_setting_recorded_in_the_results(checked):
+    results, _, careless = _run_careful_and_careless(
+        checked, {"quality": {"attention": {"max_failures": 3}}})
+    rule = {r["annotator"]: r for r in results["quality"] if r["rule"] == "attention"}
+    assert rule[careless]["value"] == 2 and not rule[careless]["flagged"]
+    assert rule[careless]["threshold"] == 3
+    assert results["settings"]["quality"]["attention"] == {"max_failures": 3}
+
+
+def test_the_dashboard_and_the_annotators_page_show_the_attention_flag(checked, client, alice):
+    import re
+
+    results, careful, careless = _run_careful_and_careless(checked)
+    client.force_login(alice)
+    page = client.get(f"/studies/{checked.slug}/results/").content.decode()
+    ranking = page[page.index('id="quality"'):]
+    ranking = ranking[:ranking.index("</section>")]
+    assert "Attention checks" in ranking
+    rows = {re.search(r">(A\d+)</a>", r).group(1): r for r in ranking.split("<tr")
+            if re.search(r">(A\d+)</a>", r)}
+    assert '<span class="badge warn">Attention checks</span>' in rows[careless]
+    assert "Attention checks" not in rows[careful].replace('title="', "")
+    mine = client.get(f"/studies/{checked.slug}/results/annotators/{careless}/").content.decode()
+    rules = mine[mine.index('id="rules-table"'):]
+    rules = rules[:rules.index("</table>")]
+    attention = next(r for r in rules.split("<tr") if ">Attention checks</th>" in r)
+    assert attention.startswith(' class="flagged"') and "accuracy 0" in attention
+
+
+def _revisit(client, participant, position):
+    return client.get(f"/a/{participant.token}/item/{position}/").content.decode()
+
+
+def test_going_back_to_a_check_looks_like_going_back_to_any_item(checked, client):
+    import json
+    import re
+    import uuid
+
+    participant = _invite(checked)
+    client.post(f"/a/{participant.token}/", follow=False)
+    key = checked.primary_question.key
+    for position in range(participant.n_assigned - 1):
+        submit(participant, position,
+               participant.assignments.get(position=position).item.gold.get(key, 3))
+    check = min(participant.check_positions)
+    main = next(p for p in range(1, participant.n_assigned - 1)
+                if p not in participant.check_positions)
+    pages = {role: _revisit(client, participant, p) for role, p in (("check", check),
+                                                                      ("main", main))}
+    for page in pages.values():
+        assert "locked-note" not in page and 'data-locked="1"' not in page
+        assert 'id="submit"' in page and "revisit-note" in page
+        assert " disabled" not in page
+    # The same page apart from the item's own text, number and ids.
+    # (The first position has no "previous" link, whatever its item: that is not the item's.)
+    shape = {role: re.sub(r'<section class="item-body".*?</section>|<a class="previous".*?</a>'
+                          r'|"[^"]*\d[^"]*"|\d+| checked',
+                          "", page, flags=re.S) for role, page in pages.items()}
+    assert shape["check"] == shape["main"]
+    # A changed answer gets the reply any revision gets, and is stored as revision 2.
+    replies = {}
+    for role, position in (("check", check), ("main", main)):
+        body = {"position": position, "client_id": str(uuid.uuid4()),
+                "answers": {checked.primary_question.key: {"value": 5}}, "active_ms": 900}
+        reply = client.post(f"/a/{participant.token}/answer/", json.dumps(body),
+                            content_type="application/json")
+        assert reply.status_code == 200
+        replies[role] = reply.json()
+    assert replies["check"]["stored"] and replies["check"]["revision"] == 2
+    assert set(replies["check"]) == set(replies["main"])
+    assert replies["check"]["revision"] == replies["main"]["revision"]

@@ -3,7 +3,6 @@
 import pytest
 
 from analysis.selectors import study_questions
-from annotation.services import AnswerRejected
 from core.problems import InputError
 from studies.models import Item, Participant
 from studies.services import participants_invite
@@ -87,11 +86,23 @@ def test_a_count_pass_mark_admits_one_wrong_answer(screened):
     assert participant.screening == "passed" and participant.n_assigned == 5
 
 
-def test_screening_answers_are_final(screened):
+def test_a_screening_answer_changed_later_is_stored_but_the_first_one_decides(screened):
+    participant = _invite(screened)
+    submit(participant, 0, 2)  # wrong (6 ± 1)
+    changed = submit(participant, 0, 6)  # going back and putting it right
+    assert changed.revision == 2  # stored as the annotator gave it, like any revision
+    submit(participant, 1, 1)
+    participant.refresh_from_db()
+    assert participant.screening == "failed" and participant.screening_correct == 1
+
+
+def test_a_screening_answer_put_wrong_later_does_not_fail_the_annotator(screened):
     participant = _invite(screened)
     submit(participant, 0, 6)
-    with pytest.raises(AnswerRejected, match="can no longer be changed"):
-        submit(participant, 0, 2)
+    submit(participant, 0, 2)
+    submit(participant, 1, 1)
+    participant.refresh_from_db()
+    assert participant.screening == "passed" and participant.screening_correct == 2
 
 
 def test_screening_answers_never_enter_the_main_statistics(screened):

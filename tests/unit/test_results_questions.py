@@ -89,7 +89,7 @@ def test_every_record_names_its_question_and_only_time_is_the_studys(document):
         assert document[section], section
         for record in document[section]:
             study_wide = section == "timing" or record.get("rule") in (
-                "slow", "too_fast", "straight_lining")
+                "slow", "too_fast", "attention", "straight_lining")
             assert record["question"] is None if study_wide else \
                 record["question"] in ("coherence", "relevance"), (section, record)
     assert {(s["question"], s["name"]) for s in document["scales"]} == {

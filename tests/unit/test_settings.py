@@ -87,6 +87,7 @@ def test_it_has_a_knob_for_every_setting_of_a_run():
         "heuristics.sentiment.std_threshold", "heuristics.sentiment.min_pairs",
         "quality.too_fast.floor_s", "quality.too_fast.reading_speed",
         "quality.too_fast.threshold", "quality.too_fast.min_answers",
+        "quality.attention.max_failures",
         "quality.straight_lining.run_threshold", "quality.straight_lining.share_threshold",
         "quality.straight_lining.min_answers",
         "quality.duplicate_inconsistency.tolerance", "quality.duplicate_inconsistency.threshold",
@@ -205,12 +206,14 @@ def test_its_rule_defaults_are_those_of_the_rule_functions(rule):
         assert signature[name].default == value, (rule, name)
 
 
-@pytest.mark.parametrize("rule", ["too_fast", "straight_lining", "duplicate_inconsistency"])
+@pytest.mark.parametrize("rule", ["too_fast", "attention", "straight_lining",
+                                  "duplicate_inconsistency"])
 def test_its_quality_rule_defaults_are_those_of_the_rule_functions(rule):
     from core.settings import QualitySettings
     from core.stats import quality
 
-    function = getattr(quality, f"{rule}_annotators")
+    function = getattr(quality, "attention_count_annotators" if rule == "attention"
+                       else f"{rule}_annotators")
     signature = inspect.signature(function).parameters
     params = QualitySettings().params(rule)
     assert params

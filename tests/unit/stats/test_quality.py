@@ -18,6 +18,7 @@ from core.stats.heuristics import RULES, HeuristicRecord, annotator_styles, low_
 from core.stats.quality import (
     QUALITY_RULES,
     attention_check_annotators,
+    attention_count_annotators,
     duplicate_inconsistency_annotators,
     longest_run,
     straight_lining_annotators,
@@ -115,6 +116,22 @@ def test_it_can_let_a_blank_check_pass():
 def test_it_rejects_annotators_outside_the_range():
     with pytest.raises(ValueError, match="annotator"):
         attention_check_annotators(annotator=[3], value=[1], expected=[1], n_annotators=2)
+
+
+def test_it_flags_from_counts_of_checks_answered_and_failed():
+    result = attention_count_annotators(n_checks=[4, 0, 3], failures=[0, 0, 2])
+    first, none, third = result.records
+    assert first.value == 0 and not first.flagged and first.detail["accuracy"] == 1.0
+    assert none.value is None and none.reason == "no attention checks answered"
+    assert third.value == 2 and third.flagged
+    assert third.detail == {"n_checks": 3, "failures": 2, "accuracy": pytest.approx(1 / 3)}
+    assert result.params == {"max_failures": 2}
+    assert attention_count_annotators(n_checks=[3], failures=[2], max_failures=3).flagged == ()
+
+
+def test_it_rejects_more_failures_than_checks():
+    with pytest.raises(ValueError, match="failures"):
+        attention_count_annotators(n_checks=[1], failures=[2])
 
 
 # --------------------------------------------------------------------------- straight-lining
