@@ -391,6 +391,9 @@ WHITENOISE_AUTOREFRESH = DEBUG
 # screen is still accepted for this long (docs/lifecycle.md): no answer is lost by a close.
 CONCORD_ANSWER_GRACE_SECONDS = envint("CONCORD_ANSWER_GRACE_SECONDS", 2 * 3600)
 CONCORD_MAX_UPLOAD_BYTES = envint("CONCORD_MAX_UPLOAD_BYTES", 10 * 1024 * 1024)
+# The command line's own limit (import_items, import_responses; --max-bytes overrides it): a
+# crowd study's file of ten million answers is about 260 MB, far over the browser's limit.
+CONCORD_CLI_MAX_BYTES = envint("CONCORD_CLI_MAX_BYTES", 2 * 1024**3)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 

@@ -29,12 +29,21 @@ read by `core.tabular` (delimiter detection, encodings, limits). Storing is
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence, Set
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from core.formats import unneutralise
 from core.problems import Collector
-from core.tabular import DEFAULT_LIMITS, Limits, Row, decode, read_grid, read_records
+from core.tabular import (
+    DEFAULT_LIMITS,
+    Limits,
+    Row,
+    decode,
+    read_grid,
+    read_records,
+    stream_grid,
+)
 
 FORMATS = ("wide", "long")
 LONG_COLUMNS = ("annotator", "item", "value", "question", "missing", "comment", "duration_ms",
@@ -321,6 +330,72 @@ def responses_parse(
     return annotators
 
 
+@dataclass
+class LongStream:
+    """A long file read row by row, for the bulk import (`annotation.bulk`).
+
+    `maps` holds the problems of the map files; `errors` those of the file, growing while
+    `rows` is iterated; `rows` yields every non-blank row, checked on its own (`long_row`), with
+    its cells (for the meta columns). The checks across rows (duplicates, positions, annotators
+    already imported) are the consumer's; `responses_parse` makes them in memory.
+    """
+
+    maps: Collector
+    errors: Collector
+    columns: LongColumns | None
+    questions: _Questions
+    rows: Iterator[tuple[LongRow, list[str]]]
+
+
+def responses_stream_long(
+    data: bytes,
+    *,
+    filename: str,
+    items: Iterable[str],
+    questions: Mapping[str, Sequence[float]],
+    annotator_column: str | None = None,
+    item_map: Upload | Mapping[str, str] | None = None,
+    value_map: Upload | Mapping[str, str] | None = None,
+    meta_columns: Sequence[str] = (),
+    max_bytes: int,
+    limits: Limits = DEFAULT_LIMITS,
+) -> LongStream:
+    """Read a long file's maps and header now and its rows as they are iterated.
+
+    Memory stays that of the file's text: no row is kept once yielded.
+    """
+    scales = dict(questions)
+    items = set(items)
+    maps = Collector(filename)
+    item_read = _read_map(item_map, kind="item map", header=("column", "item"),
+                          max_bytes=max_bytes, limits=limits)
+    value_read = _read_map(value_map, kind="value map", header=("label", "value"),
+                           max_bytes=max_bytes, limits=limits)
+    imap = _item_map(item_read, items)
+    vmap = _value_map(value_read, sorted({float(v) for s in scales.values() for v in s}))
+    maps.extend(item_read[1])
+    maps.extend(value_read[1])
+    known = _Questions(scales, vmap)
+    errors = Collector(filename)
+    text = decode(data, errors, max_bytes=max_bytes)
+    grid = None if text is None else stream_grid(text, filename=filename, errors=errors,
+                                                 limits=limits, min_columns=2)
+    columns = None
+    if grid is not None and grid.header:
+        columns = long_columns(grid.header, errors, questions=known,
+                               annotator_column=annotator_column,
+                               meta_columns=[_norm(m) for m in meta_columns if _norm(m)])
+
+    def rows() -> Iterator[tuple[LongRow, list[str]]]:
+        if grid is None or columns is None:
+            return
+        for line, cells in grid.rows:
+            yield long_row(columns, line, cells, errors, items=items, item_map=imap,
+                           questions=known), cells
+
+    return LongStream(maps=maps, errors=errors, columns=columns, questions=known, rows=rows())
+
+
 def _wide_column(name: str, *, items: Set[str], item_map: Mapping[str, str],
                  questions: _Questions) -> tuple[str, str] | str:
     """Return (item, question key) of a wide column, or why it is not one."""
@@ -425,9 +500,21 @@ class _Presented:
     duration: int | None = None
 
 
-def _parse_long(header: Sequence[str], rows: Sequence[Row], errors: Collector, *,
-                items: Set[str], item_map: Mapping[str, str], questions: _Questions,
-                annotator_column: str | None, meta_columns: Sequence[str]) -> list[Annotator]:
+@dataclass(frozen=True)
+class LongColumns:
+    """Where the roles of a long file are: role -> index, meta column index -> name."""
+
+    header: tuple[str, ...]
+    at: dict[str, int]
+    meta_at: dict[int, str]
+
+    def name(self, role: str) -> str:
+        return _norm(self.header[self.at[role]])
+
+
+def long_columns(header: Sequence[str], errors: Collector, *, questions: _Questions,
+                 annotator_column: str | None, meta_columns: Sequence[str]) -> LongColumns | None:
+    """Recognise the columns of a long file's header; None (problems recorded) when unusable."""
     names = {"annotator": _norm(annotator_column or "annotator")}
     roles = {names.get(r, r).lower(): r for r in reversed(LONG_COLUMNS)}
     roles.update({alias: role for alias, role in LONG_ALIASES.items() if alias not in roles})
@@ -464,65 +551,100 @@ def _parse_long(header: Sequence[str], rows: Sequence[Row], errors: Collector, *
             errors.add(f"the meta column {_short(name)!r} is not in the file", line=1)
     if any(role not in at for role in LONG_REQUIRED) or (
             "question" not in at and questions.single is None):
+        return None
+    return LongColumns(tuple(header), at, meta_at)
+
+
+class LongRow(NamedTuple):
+    """One row of a long file, read and checked on its own (`ok`: no problem recorded).
+
+    `position` is None when blank, `INVALID` when reported; `item` is the item id after the
+    item map (possibly unknown when not `ok`); `key` the question key (None when unknown).
+    """
+
+    line: int
+    external: str
+    item: str
+    key: str | None
+    value: float | None
+    missing: str
+    comment: str
+    duration: int | None
+    position: int | None
+    ok: bool
+
+
+def long_row(columns: LongColumns, line: int, cells: Sequence[str], errors: Collector, *,
+             items: Set[str], item_map: Mapping[str, str], questions: _Questions) -> LongRow:
+    """Read and check one row of a long file on its own; the checks across rows are the caller's."""
+    at = columns.at
+    col = columns.name
+    external = cells[at["annotator"]].strip()
+    raw_item = _norm(cells[at["item"]])
+    ok = True
+    if not external:
+        errors.add("empty annotator id", line=line, column=col("annotator"))
+        ok = False
+    elif len(external) > MAX_ID_LENGTH:
+        errors.add(f"annotator id longer than {MAX_ID_LENGTH} characters", line=line,
+                   column=col("annotator"))
+        ok = False
+    item = item_map.get(raw_item, raw_item)
+    if not raw_item:
+        errors.add("empty item id", line=line, column=col("item"))
+        ok = False
+    elif item not in items:
+        errors.add(f"{_short(raw_item)!r} is not an item id of this study", line=line,
+                   column=col("item"))
+        ok = False
+    key = (_norm(cells[at["question"]]) if "question" in at else "") or questions.single
+    if key is None:
+        errors.add(f"empty question (this study's questions: {questions.shown})", line=line,
+                   column=col("question"))
+        ok = False
+    elif key not in questions.values:
+        errors.add(questions.unknown(key), line=line, column=col("question"))
+        ok = False
+        key = None
+    raw_value = cells[at["value"]]
+    value = None
+    if raw_value.strip() and key is not None:
+        value = questions.values[key].parse(raw_value, errors, line, col("value"))
+        ok = ok and value is not None
+    missing = cells[at["missing"]].strip() if "missing" in at else ""
+    if missing and missing not in MISSING:
+        errors.add(f"{_short(missing, 40)!r} is not a reason for a missing value "
+                   f"({' or '.join(MISSING)}, or empty when answered)", line=line,
+                   column=col("missing"))
+        ok = False
+    elif missing and raw_value.strip():
+        errors.add(f"a value and a missing reason ({missing}): leave one of them empty",
+                   line=line, column=col("missing"))
+        ok = False
+    comment = unneutralise(cells[at["comment"]]) if "comment" in at else ""
+    duration = _whole(cells, at.get("duration_ms"), errors, line, columns.header, MAX_ACTIVE_MS)
+    position = _whole(cells, at.get("position"), errors, line, columns.header, 2**31 - 1)
+    if duration == INVALID or position == INVALID:
+        ok = False
+    return LongRow(line, external, item, key, value, missing, comment, duration, position, ok)
+
+
+def _parse_long(header: Sequence[str], rows: Sequence[Row], errors: Collector, *,
+                items: Set[str], item_map: Mapping[str, str], questions: _Questions,
+                annotator_column: str | None, meta_columns: Sequence[str]) -> list[Annotator]:
+    columns = long_columns(header, errors, questions=questions, annotator_column=annotator_column,
+                           meta_columns=meta_columns)
+    if columns is None:
         return []
-
-    def col(role: str) -> str:
-        return _norm(header[at[role]])
-
-    def cell(cells: Sequence[str], role: str) -> str:
-        return cells[at[role]] if role in at else ""
-
+    col = columns.name
     several = questions.single is None
     annotators: dict[str, Annotator] = {}
     presented: dict[tuple[str, str], list[_Presented]] = {}
     positions: dict[tuple[str, int], tuple[int, str]] = {}
     for line, cells in rows:
-        external = cells[at["annotator"]].strip()
-        raw_item = _norm(cells[at["item"]])
-        ok = True
-        if not external:
-            errors.add("empty annotator id", line=line, column=col("annotator"))
-            ok = False
-        elif len(external) > MAX_ID_LENGTH:
-            errors.add(f"annotator id longer than {MAX_ID_LENGTH} characters", line=line,
-                       column=col("annotator"))
-            ok = False
-        item = item_map.get(raw_item, raw_item)
-        if not raw_item:
-            errors.add("empty item id", line=line, column=col("item"))
-            ok = False
-        elif item not in items:
-            errors.add(f"{_short(raw_item)!r} is not an item id of this study", line=line,
-                       column=col("item"))
-            ok = False
-        key = _norm(cell(cells, "question")) or questions.single
-        if key is None:
-            errors.add(f"empty question (this study's questions: {questions.shown})", line=line,
-                       column=col("question"))
-            ok = False
-        elif key not in questions.values:
-            errors.add(questions.unknown(key), line=line, column=col("question"))
-            ok = False
-        raw_value = cells[at["value"]]
-        value = None
-        if raw_value.strip() and key in questions.values:
-            value = questions.values[key].parse(raw_value, errors, line, col("value"))
-            ok = ok and value is not None
-        missing = cell(cells, "missing").strip()
-        if missing and missing not in MISSING:
-            errors.add(f"{_short(missing, 40)!r} is not a reason for a missing value "
-                       f"({' or '.join(MISSING)}, or empty when answered)", line=line,
-                       column=col("missing"))
-            ok = False
-        elif missing and raw_value.strip():
-            errors.add(f"a value and a missing reason ({missing}): leave one of them empty",
-                       line=line, column=col("missing"))
-            ok = False
-        comment = unneutralise(cell(cells, "comment"))
-        duration = _whole(cells, at.get("duration_ms"), errors, line, header, MAX_ACTIVE_MS)
-        position = _whole(cells, at.get("position"), errors, line, header, 2**31 - 1)
-        if duration == INVALID or position == INVALID:
-            ok = False
+        row = long_row(columns, line, cells, errors, items=items, item_map=item_map,
+                       questions=questions)
+        external, item, key, position, ok = row.external, row.item, row.key, row.position, row.ok
         if position is not None and position != INVALID and external:
             earlier, other = positions.setdefault((external, position), (line, item))
             if other != item:
@@ -534,7 +656,7 @@ def _parse_long(header: Sequence[str], rows: Sequence[Row], errors: Collector, *
         assert key is not None
         annotator = annotators.setdefault(external, Annotator(external, line))
         annotator.rows += 1
-        for index, name in meta_at.items():
+        for index, name in columns.meta_at.items():
             if cells[index].strip():
                 annotator.meta[name] = cells[index].strip()
         same = presented.setdefault((external, item), [])
@@ -558,9 +680,9 @@ def _parse_long(header: Sequence[str], rows: Sequence[Row], errors: Collector, *
                            f"at position {group.position}{about} on line {group.cells[key][0]}",
                            line=line)
             continue
-        group.cells[key] = (line, Cell(value, missing, comment))
+        group.cells[key] = (line, Cell(row.value, row.missing, row.comment))
         if group.duration is None:
-            group.duration = duration
+            group.duration = row.duration
     for (external, item), groups in presented.items():
         # The earlier position is the first presentation, whatever the order of the lines.
         groups.sort(key=lambda g: (g.position is None, g.position or 0))

@@ -251,6 +251,36 @@ def read_grid(
     reading the rows; so is a header of more than `limits.max_columns`. With `unique`, a header
     name given twice is a problem.
     """
+    stream = stream_grid(text, filename=filename, errors=errors, limits=limits,
+                         min_columns=min_columns, unique=unique)
+    if stream is None:
+        return None
+    return Grid(header=stream.header, rows=list(stream.rows), delimiter=stream.delimiter)
+
+
+@dataclass
+class GridStream:
+    """A delimited file read row by row: its header and an iterator of its non-blank rows."""
+
+    header: list[str]
+    rows: Iterator[Row]
+    delimiter: str
+
+
+def stream_grid(
+    text: str,
+    *,
+    filename: str,
+    errors: Collector,
+    limits: Limits = DEFAULT_LIMITS,
+    min_columns: int = 1,
+    unique: bool = False,
+) -> GridStream | None:
+    """Read a delimited file's header now and its rows as they are iterated (see `read_grid`).
+
+    A file of a million rows is never held as a list of rows: the bulk import stores each row
+    as it is read.
+    """
     counts = _header_counts(text)
     delimiter = _delimiter(counts, filename)
     # Refuse a huge header from a count of its delimiters, before splitting it into cells.
@@ -276,8 +306,12 @@ def read_grid(
             if name in seen:
                 errors.add(f"column {name!r} appears twice", line=1, column=column)
             seen.add(name)
-    rows: list[Row] = []
-    width = len(header)
+    return GridStream(header=header, rows=_grid_rows(records, len(header), delimiter, errors),
+                      delimiter=delimiter)
+
+
+def _grid_rows(records: Iterator[Row], width: int, delimiter: str,
+               errors: Collector) -> Iterator[Row]:
     for line, cells in records:
         if len(cells) != width:
             if any(c.strip() for c in cells):
@@ -285,8 +319,7 @@ def read_grid(
                            f"(delimiter {delimiter!r})", line=line)
             continue
         if any(c.strip() for c in cells):
-            rows.append((line, cells))
-    return Grid(header=header, rows=rows, delimiter=delimiter)
+            yield line, cells
 
 
 def read_records(

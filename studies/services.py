@@ -218,10 +218,12 @@ def study_create_from_definition(*, owner: AbstractBaseUser, definition: dict[st
     )
 
 
-def items_import(*, study: Study, data: bytes, filename: str) -> int:
+def items_import(*, study: Study, data: bytes, filename: str, max_bytes: int | None = None) -> int:
     """Validate an item file completely, then store every item in one transaction.
 
-    Raises `InputError` listing every problem; nothing is written then.
+    `max_bytes` is the size limit (the browser's upload limit by default). On PostgreSQL the
+    items are written with COPY (`_items_copy`), elsewhere with `bulk_create`. Raises
+    `InputError` listing every problem; nothing is written then.
     """
     study_writable(study)
     if study.status != Study.Status.DRAFT:
@@ -229,7 +231,8 @@ def items_import(*, study: Study, data: bytes, filename: str) -> int:
                                   "items can only be added while the study is a draft")])
     existing = set(study.items.values_list("external_id", flat=True))
     rows = items_parse(data, filename=filename, display=study.display, existing_ids=existing,
-                       max_bytes=settings.CONCORD_MAX_UPLOAD_BYTES,
+                       max_bytes=settings.CONCORD_MAX_UPLOAD_BYTES if max_bytes is None
+                       else max_bytes,
                        questions={q.key: tuple(q.domain) for q in study.questions.all()})
     if study.display == Study.Display.PAIR:
         problems = sentiment_problems(rows, filename=filename)
