@@ -529,7 +529,7 @@ def responses_import(
         )
 
     limit = settings.CONCORD_MAX_UPLOAD_BYTES if max_bytes is None else max_bytes
-    if fmt == "long" and connections[router.db_for_write(Response)].vendor == "postgresql":
+    if _loads_with_copy(fmt):
         return responses_import_copy(
             study=study, data=data, filename=filename, annotator_column=annotator_column,
             item_map=item_map, value_map=value_map, meta_columns=meta_columns,
@@ -542,6 +542,11 @@ def responses_import(
         annotators = parse()
         _responses_store(study=study, annotators=annotators, filename=filename)
     return replace(responses_summarize(annotators, filename=filename, fmt=fmt), imported=True)
+
+
+def _loads_with_copy(fmt: str) -> bool:
+    """Load with COPY on PostgreSQL; a wide file (one row per annotator) is small."""
+    return fmt == "long" and connections[router.db_for_write(Response)].vendor == "postgresql"
 
 
 def _responses_store(*, study: Study, annotators: Sequence[Annotator], filename: str) -> None:
