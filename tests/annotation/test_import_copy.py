@@ -159,3 +159,31 @@ def test_the_command_line_limit_is_not_the_upload_limit(make_study, alice, setti
                      "--meta-columns", "group")
     call_command("import_responses", "cli", str(data), "--format", "long", "--meta-columns", "group")
     assert Response.objects.filter(participant__study=study).count() == 8
+
+
+PAIRS = ("id,text_a,text_b,control,metric:bleu,feature:len,meta:source,role,gold:rating\n"
+         "q1,A cat sat.,The cat sat.,0,0.5,3,news,main,\n"
+         "q2,\"Tab\tand \\\\ backslash\",Line,1,,,,main,\n"
+         "q3,Check one,Check two,0,0.25,,wiki,check,4\n")
+
+
+def items_stored(study):
+    return list(study.items.order_by("position").values_list(
+        "external_id", "position", "text", "text_a", "text_b", "is_control", "metrics",
+        "features", "meta", "annotation", "role", "gold", "tolerance", "check_at"))
+
+
+def test_it_stores_the_same_items_with_copy_as_with_bulk_create(postgres, make_study, alice,
+                                                                 monkeypatch):
+    from studies import services as study_services
+    from studies.services import items_import
+
+    copied = make_study(alice, slug="items-copy", preset="similarity-1-5", items=None, open=False)
+    items_import(study=copied, data=PAIRS.encode(), filename="pairs.csv")
+    monkeypatch.setattr(study_services, "_loads_with_copy", lambda: False)
+    saved = make_study(alice, slug="items-orm", preset="similarity-1-5", items=None, open=False)
+    items_import(study=saved, data=PAIRS.encode(), filename="pairs.csv")
+    assert items_stored(copied) == items_stored(saved)
+    text_a = items_stored(copied)[1][3]
+    assert "\t" in text_a and "\\" in text_a  # COPY's own escapes are not the file's
+    assert len(items_stored(copied)) == 3
