@@ -389,9 +389,9 @@ def responses_stream_long(
     def rows() -> Iterator[tuple[LongRow, list[str]]]:
         if grid is None or columns is None:
             return
+        read = LongReader(columns, errors, items=items, item_map=imap, questions=known)
         for line, cells in grid.rows:
-            yield long_row(columns, line, cells, errors, items=items, item_map=imap,
-                           questions=known), cells
+            yield read(line, cells), cells
 
     return LongStream(maps=maps, errors=errors, columns=columns, questions=known, rows=rows())
 
@@ -577,56 +577,108 @@ class LongRow(NamedTuple):
 def long_row(columns: LongColumns, line: int, cells: Sequence[str], errors: Collector, *,
              items: Set[str], item_map: Mapping[str, str], questions: _Questions) -> LongRow:
     """Read and check one row of a long file on its own; the checks across rows are the caller's."""
-    at = columns.at
-    col = columns.name
-    external = cells[at["annotator"]].strip()
-    raw_item = _norm(cells[at["item"]])
-    ok = True
-    if not external:
-        errors.add("empty annotator id", line=line, column=col("annotator"))
-        ok = False
-    elif len(external) > MAX_ID_LENGTH:
-        errors.add(f"annotator id longer than {MAX_ID_LENGTH} characters", line=line,
-                   column=col("annotator"))
-        ok = False
-    item = item_map.get(raw_item, raw_item)
-    if not raw_item:
-        errors.add("empty item id", line=line, column=col("item"))
-        ok = False
-    elif item not in items:
-        errors.add(f"{_short(raw_item)!r} is not an item id of this study", line=line,
-                   column=col("item"))
-        ok = False
-    key = (_norm(cells[at["question"]]) if "question" in at else "") or questions.single
-    if key is None:
-        errors.add(f"empty question (this study's questions: {questions.shown})", line=line,
-                   column=col("question"))
-        ok = False
-    elif key not in questions.values:
-        errors.add(questions.unknown(key), line=line, column=col("question"))
-        ok = False
-        key = None
-    raw_value = cells[at["value"]]
-    value = None
-    if raw_value.strip() and key is not None:
-        value = questions.values[key].parse(raw_value, errors, line, col("value"))
-        ok = ok and value is not None
-    missing = cells[at["missing"]].strip() if "missing" in at else ""
-    if missing and missing not in MISSING:
-        errors.add(f"{_short(missing, 40)!r} is not a reason for a missing value "
-                   f"({' or '.join(MISSING)}, or empty when answered)", line=line,
-                   column=col("missing"))
-        ok = False
-    elif missing and raw_value.strip():
-        errors.add(f"a value and a missing reason ({missing}): leave one of them empty",
-                   line=line, column=col("missing"))
-        ok = False
-    comment = unneutralise(cells[at["comment"]]) if "comment" in at else ""
-    duration = _whole(cells, at.get("duration_ms"), errors, line, columns.header, MAX_ACTIVE_MS)
-    position = _whole(cells, at.get("position"), errors, line, columns.header, 2**31 - 1)
-    if duration == INVALID or position == INVALID:
-        ok = False
-    return LongRow(line, external, item, key, value, missing, comment, duration, position, ok)
+    return LongReader(columns, errors, items=items, item_map=item_map, questions=questions)(
+        line, cells)
+
+
+class LongReader:
+    """Read and check the rows of a long file one by one (see `long_row`).
+
+    The hot loop of a million-row import: column indexes are looked up once, and the cells that
+    repeat (item ids, values, whole numbers) are read through small caches.
+    """
+
+    CACHE = 100_000  # distinct cells remembered per cache; beyond, they are read each time
+
+    def __init__(self, columns: LongColumns, errors: Collector, *, items: Set[str],
+                 item_map: Mapping[str, str], questions: _Questions):
+        self.columns, self.errors, self.items = columns, errors, items
+        self.item_map, self.questions = item_map, questions
+        at = columns.at
+        self.annotator_at, self.item_at, self.value_at = at["annotator"], at["item"], at["value"]
+        self.question_at = at.get("question")
+        self.missing_at = at.get("missing")
+        self.comment_at = at.get("comment")
+        self.duration_at = at.get("duration_ms")
+        self.position_at = at.get("position")
+        self.norms: dict[str, str] = {}
+        self.values: dict[tuple[str | None, str], float] = {}
+        self.wholes: dict[str, int] = {}
+
+    def _norm(self, raw: str) -> str:
+        norm = self.norms.get(raw)
+        if norm is None:
+            norm = _norm(raw)
+            if len(self.norms) < self.CACHE:
+                self.norms[raw] = norm
+        return norm
+
+    def _whole(self, cells: Sequence[str], index: int | None, line: int, maximum: int
+               ) -> int | None:
+        if index is None:
+            return None
+        raw = cells[index]
+        if raw.isascii() and raw.isdigit() and len(raw) < 10:  # the usual cell: "1234"
+            number = int(raw)
+            if number <= maximum:
+                return number
+        return _whole(cells, index, self.errors, line, self.columns.header, maximum)
+
+    def __call__(self, line: int, cells: Sequence[str]) -> LongRow:
+        errors, col, questions = self.errors, self.columns.name, self.questions
+        external = cells[self.annotator_at].strip()
+        raw_item = self._norm(cells[self.item_at])
+        ok = True
+        if not external:
+            errors.add("empty annotator id", line=line, column=col("annotator"))
+            ok = False
+        elif len(external) > MAX_ID_LENGTH:
+            errors.add(f"annotator id longer than {MAX_ID_LENGTH} characters", line=line,
+                       column=col("annotator"))
+            ok = False
+        item = self.item_map.get(raw_item, raw_item)
+        if not raw_item:
+            errors.add("empty item id", line=line, column=col("item"))
+            ok = False
+        elif item not in self.items:
+            errors.add(f"{_short(raw_item)!r} is not an item id of this study", line=line,
+                       column=col("item"))
+            ok = False
+        key = (self._norm(cells[self.question_at]) if self.question_at is not None else ""
+               ) or questions.single
+        if key is None:
+            errors.add(f"empty question (this study's questions: {questions.shown})", line=line,
+                       column=col("question"))
+            ok = False
+        elif key not in questions.values:
+            errors.add(questions.unknown(key), line=line, column=col("question"))
+            ok = False
+            key = None
+        raw_value = cells[self.value_at]
+        value = None
+        if key is not None and raw_value.strip():
+            value = self.values.get((key, raw_value))
+            if value is None:
+                value = questions.values[key].parse(raw_value, errors, line, col("value"))
+                if value is not None and len(self.values) < self.CACHE:
+                    self.values[(key, raw_value)] = value
+            ok = ok and value is not None
+        missing = cells[self.missing_at].strip() if self.missing_at is not None else ""
+        if missing and missing not in MISSING:
+            errors.add(f"{_short(missing, 40)!r} is not a reason for a missing value "
+                       f"({' or '.join(MISSING)}, or empty when answered)", line=line,
+                       column=col("missing"))
+            ok = False
+        elif missing and raw_value.strip():
+            errors.add(f"a value and a missing reason ({missing}): leave one of them empty",
+                       line=line, column=col("missing"))
+            ok = False
+        comment = unneutralise(cells[self.comment_at]) if self.comment_at is not None else ""
+        duration = self._whole(cells, self.duration_at, line, MAX_ACTIVE_MS)
+        position = self._whole(cells, self.position_at, line, 2**31 - 1)
+        if duration == INVALID or position == INVALID:
+            ok = False
+        return LongRow(line, external, item, key, value, missing, comment, duration, position, ok)
 
 
 def _parse_long(header: Sequence[str], rows: Sequence[Row], errors: Collector, *,
@@ -641,9 +693,9 @@ def _parse_long(header: Sequence[str], rows: Sequence[Row], errors: Collector, *
     annotators: dict[str, Annotator] = {}
     presented: dict[tuple[str, str], list[_Presented]] = {}
     positions: dict[tuple[str, int], tuple[int, str]] = {}
+    read = LongReader(columns, errors, items=items, item_map=item_map, questions=questions)
     for line, cells in rows:
-        row = long_row(columns, line, cells, errors, items=items, item_map=item_map,
-                       questions=questions)
+        row = read(line, cells)
         external, item, key, position, ok = row.external, row.item, row.key, row.position, row.ok
         if position is not None and position != INVALID and external:
             earlier, other = positions.setdefault((external, position), (line, item))

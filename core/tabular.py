@@ -318,7 +318,7 @@ def _grid_rows(records: Iterator[Row], width: int, delimiter: str,
                 errors.add(f"{len(cells)} fields where the header has {width} "
                            f"(delimiter {delimiter!r})", line=line)
             continue
-        if any(c.strip() for c in cells):
+        if cells[0].strip() or any(c.strip() for c in cells):
             yield line, cells
 
 
