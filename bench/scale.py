@@ -88,16 +88,32 @@ def generate(folder: Path, answers: int, seed: int = 0) -> tuple[Path, Path, int
     return items, responses, n_items, n_annotators
 
 
-def run(step: str, args: list[str], env: dict[str, str], *, check: bool = True) -> dict:
-    """Run a child process; return its wall time, peak RSS (MB) and outcome."""
+def run(step: str, args: list[str], env: dict[str, str], *, check: bool = True,
+        timeout: float | None = None) -> dict:
+    """Run a child process; return its wall time, peak RSS (MB) and outcome.
+
+    A child still running after `timeout` seconds is killed and recorded as failed.
+    """
     started = time.perf_counter()
     with tempfile.TemporaryFile() as out:
         child = subprocess.Popen(args, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-        _, status, usage = os.wait4(child.pid, 0)
+        timed_out = False
+        while True:
+            pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+            if pid:
+                break
+            if timeout is not None and time.perf_counter() - started > timeout:
+                child.kill()
+                timed_out = True
+                _, status, usage = os.wait4(child.pid, 0)
+                break
+            time.sleep(0.05)
         child.returncode = os.waitstatus_to_exitcode(status)
         seconds = time.perf_counter() - started
         out.seek(0)
         text = out.read().decode(errors="replace")
+        if timed_out:
+            text += f"\ntimed out after {timeout:.0f} s (--timeout) and killed"
     figures = {"step": step, "seconds": round(seconds, 2), "peak_mb": round(usage.ru_maxrss / 1024),
                "ok": child.returncode == 0}
     lines = text.strip().splitlines()
@@ -212,6 +228,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--answers", type=float, default=1e6, help="answers (e.g. 1e6, 1e7)")
     parser.add_argument("--database", default="concord_scale", help="the bench's own database")
     parser.add_argument("--keep", action="store_true", help="keep the database afterwards")
+    parser.add_argument("--timeout", type=float, default=900,
+                        help="seconds after which the analysis is stopped and recorded as failed")
     parser.add_argument("--skip", nargs="*", default=[], choices=["analysis", "dashboard", "export"],
                         help="steps left out (at 1e7 the analysis of today needs far more memory "
                              "than a shared machine has)")
@@ -244,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"database {args.database}; {answers} answers: {n_items} sentence pairs x 10 "
                   f"ratings by {n_annotators} annotators; responses.csv "
                   f"{responses.stat().st_size / 1e6:.0f} MB, generated in "
-                  f"{time.perf_counter() - started:.0f} s")
+                  f"{time.perf_counter() - started:.0f} s", flush=True)
             run("migrate", manage("migrate", "--verbosity", "0"), env)
             run("setup", manage("shell", "-c", SETUP), env)
             steps["items"] = run("import_items", timed("import_items", SLUG, str(items)), env)
@@ -255,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
             if "analysis" not in args.skip:
                 steps["analysis"] = run("analyze", timed(
                     "analyze", SLUG, "--output", str(Path(tmp) / "results.json")), env,
-                    check=False)
+                    check=False, timeout=args.timeout)
             if "dashboard" not in args.skip:
                 dashboard = run("dashboard", manage("shell", "-c", DASHBOARD), env, check=False)
                 if dashboard["ok"] and dashboard["last_line"].startswith("DASHBOARD"):
