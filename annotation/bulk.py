@@ -146,7 +146,7 @@ def _import(*, study: Study, data: bytes, filename: str, annotator_column: str |
                     f"annotator {external!r} was already imported into this study; remove "
                     "their rows or import them into another study",
                     line=who.first_ok, column=annotator_column or "annotator")
-        if stream.columns is not None and rows == 0 and not problems:
+        if stream.columns is not None and rows == 0 and not stream.errors and not cross:
             problems.add("the file has a header but no rows")
         problems.raise_if_any()
 
@@ -154,7 +154,7 @@ def _import(*, study: Study, data: bytes, filename: str, annotator_column: str |
         rank = [0] * len(annotators)
         for n, (_, index) in enumerate(order):
             rank[index] = n
-        per = _presentations(cursor, rank=rank)
+        per = _presentations(cursor, rank=rank, ids=not dry_run)
         ordered = sorted(annotators.items(), key=lambda pair: rank[pair[1].index])
         summary = _summary(filename=filename, annotators=ordered, per=per, cursor=cursor)
         if not dry_run:
@@ -235,14 +235,18 @@ def _merged(maps: Collector, errors: Collector, cross: list[Problem]) -> Collect
     return report
 
 
-def _presentations(cursor: Any, *, rank: list[int]) -> dict[int, tuple[int, int, int, int]]:
+def _presentations(cursor: Any, *, rank: list[int], ids: bool
+                   ) -> dict[int, tuple[int, int, int, int]]:
     """Group the rows into presentations; return, per annotator index, (rows, presented,
-    answered, repeated presentations answered): the numbers of the summary."""
+    answered, repeated presentations answered): the numbers of the summary.
+
+    With `ids`, each stored presentation takes its response id from the table's sequence (a dry
+    run takes none)."""
     # The earlier position is the first presentation, whatever the order of the lines; response
     # ids follow the annotators' first appearance, then presentation and position.
     cursor.execute(f"""
         CREATE TEMP TABLE {GROUPS} ON COMMIT DROP AS
-        SELECT g.*, CASE WHEN g.stored THEN nextval(pg_get_serial_sequence(
+        SELECT g.*, CASE WHEN g.stored AND %s THEN nextval(pg_get_serial_sequence(
                     '{Response._meta.db_table}', 'id')) END AS rid
         FROM (
             SELECT s.annotator, s.item, coalesce(s.position, -1) AS pkey,
@@ -258,7 +262,7 @@ def _presentations(cursor: Any, *, rank: list[int]) -> dict[int, tuple[int, int,
             FROM {STAGE} s WHERE s.ok
             GROUP BY s.annotator, s.item, coalesce(s.position, -1)
             ORDER BY rank, presentation, coalesce(min(s.position), 0), item_line
-        ) g""", [rank])  # noqa: S608 (table names only)
+        ) g""", [ids, rank])  # noqa: S608 (table names only)
     cursor.execute(f"""
         SELECT annotator, sum(rows), count(*), count(*) FILTER (WHERE stored),
                count(*) FILTER (WHERE stored AND presentation > 1)
