@@ -42,6 +42,7 @@ from core.tabular import size_over_limit
 from studies.models import Assignment, Item, Participant, Question, Study
 from studies.services import pseudonyms_assign, screening_decide
 
+from .bulk import responses_import_copy
 from .models import Answer, Response
 from .selectors import hot_cursor, revisable
 
@@ -520,8 +521,14 @@ def responses_import(
     value_map: Upload | Mapping[str, str] | None = None,
     meta_columns: Sequence[str] = (),
     dry_run: bool = False,
+    max_bytes: int | None = None,
 ) -> ImportSummary:
     """Validate a response file completely, then store it in one transaction (unless `dry_run`).
+
+    `max_bytes` is the size limit (the browser's upload limit by default; the command line has
+    its own, `CONCORD_CLI_MAX_BYTES`). On PostgreSQL a long file is loaded with COPY, streaming
+    (`annotation.bulk`); elsewhere, and for the wide format, it is parsed in memory and stored
+    with `bulk_create`. Both store the same rows.
 
     Allowed whatever the study's status. Each annotator becomes a participant with
     source "import" and external_id = the annotator id; an annotator already imported into the
@@ -540,10 +547,15 @@ def responses_import(
             existing_annotators=Participant.objects.filter(
                 study=study, source=Participant.Source.IMPORT).values_list("external_id", flat=True),
             annotator_column=annotator_column, item_map=item_map, value_map=value_map,
-            meta_columns=meta_columns, max_bytes=settings.CONCORD_MAX_UPLOAD_BYTES,
-            warnings=notes,
+            meta_columns=meta_columns, max_bytes=limit, warnings=notes,
         )
 
+    limit = settings.CONCORD_MAX_UPLOAD_BYTES if max_bytes is None else max_bytes
+    if _loads_with_copy(fmt):
+        return responses_import_copy(
+            study=study, data=data, filename=filename, annotator_column=annotator_column,
+            item_map=item_map, value_map=value_map, meta_columns=meta_columns,
+            max_bytes=limit, dry_run=dry_run)
     if dry_run:
         return replace(responses_summarize(parse(), filename=filename, fmt=fmt),
                        warnings=tuple(notes))
@@ -554,6 +566,11 @@ def responses_import(
         _responses_store(study=study, annotators=annotators, filename=filename)
     return replace(responses_summarize(annotators, filename=filename, fmt=fmt), imported=True,
                    warnings=tuple(notes))
+
+
+def _loads_with_copy(fmt: str) -> bool:
+    """Load with COPY on PostgreSQL; a wide file (one row per annotator) is small."""
+    return fmt == "long" and connections[router.db_for_write(Response)].vendor == "postgresql"
 
 
 def _responses_store(*, study: Study, annotators: Sequence[Annotator], filename: str) -> None:

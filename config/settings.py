@@ -400,6 +400,9 @@ CONCORD_BUNDLE_MAX_UNPACKED_BYTES = envint("CONCORD_BUNDLE_MAX_UNPACKED_BYTES", 
 # The page imports a bundle while the researcher waits (about 10 s per 20 000 answer rows on the
 # development machine): a bundle whose revisions.csv has more rows is left to the command.
 CONCORD_BUNDLE_SYNC_MAX_ROWS = envint("CONCORD_BUNDLE_SYNC_MAX_ROWS", 20_000)
+# The command line's own limit (import_items, import_responses; --max-bytes overrides it): a
+# crowd study's file of ten million answers is about 260 MB, far over the browser's limit.
+CONCORD_CLI_MAX_BYTES = envint("CONCORD_CLI_MAX_BYTES", 2 * 1024**3)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 

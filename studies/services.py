@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from collections.abc import Sequence
@@ -221,10 +222,12 @@ def study_create_from_definition(*, owner: AbstractBaseUser, definition: dict[st
     )
 
 
-def items_import(*, study: Study, data: bytes, filename: str) -> int:
+def items_import(*, study: Study, data: bytes, filename: str, max_bytes: int | None = None) -> int:
     """Validate an item file completely, then store every item in one transaction.
 
-    Raises `InputError` listing every problem; nothing is written then.
+    `max_bytes` is the size limit (the browser's upload limit by default). On PostgreSQL the
+    items are written with COPY (`_items_copy`), elsewhere with `bulk_create`. Raises
+    `InputError` listing every problem; nothing is written then.
     """
     study_writable(study)
     if study.status != Study.Status.DRAFT:
@@ -232,7 +235,8 @@ def items_import(*, study: Study, data: bytes, filename: str) -> int:
                                   "items can only be added while the study is a draft")])
     existing = set(study.items.values_list("external_id", flat=True))
     rows = items_parse(data, filename=filename, display=study.display, existing_ids=existing,
-                       max_bytes=settings.CONCORD_MAX_UPLOAD_BYTES,
+                       max_bytes=settings.CONCORD_MAX_UPLOAD_BYTES if max_bytes is None
+                       else max_bytes,
                        questions={q.key: tuple(q.domain) for q in study.questions.all()})
     if study.display == Study.Display.PAIR:
         problems = sentiment_problems(rows, filename=filename)
@@ -241,26 +245,56 @@ def items_import(*, study: Study, data: bytes, filename: str) -> int:
         pair_rows_score(rows)  # similarity metrics and sentiment (docs/metrics.md)
     with transaction.atomic():
         start = study.items.count()
-        Item.objects.bulk_create(
-            Item(
-                study=study,
-                external_id=row.external_id,
-                position=start + n,
-                text=row.text,
-                text_a=row.text_a,
-                text_b=row.text_b,
-                is_control=row.is_control,
-                metrics=row.metrics,
-                features=row.features,
-                meta=row.meta,
-                role=row.role,
-                gold=row.gold,
-                tolerance=row.tolerance,
-                check_at=row.check_at,
+        if _loads_with_copy():
+            _items_copy(study=study, rows=rows, start=start)
+        else:
+            Item.objects.bulk_create(
+                Item(
+                    study=study,
+                    external_id=row.external_id,
+                    position=start + n,
+                    text=row.text,
+                    text_a=row.text_a,
+                    text_b=row.text_b,
+                    is_control=row.is_control,
+                    metrics=row.metrics,
+                    features=row.features,
+                    meta=row.meta,
+                    role=row.role,
+                    gold=row.gold,
+                    tolerance=row.tolerance,
+                    check_at=row.check_at,
+                )
+                for n, row in enumerate(rows)
             )
-            for n, row in enumerate(rows)
-        )
     return len(rows)
+
+
+def _loads_with_copy() -> bool:
+    return connections[router.db_for_write(Item)].vendor == "postgresql"
+
+
+_ITEM_COLUMNS = ("study_id", "external_id", "position", "text", "text_a", "text_b", "is_control",
+                 "metrics", "features", "meta", "annotation", "role", "gold", "tolerance",
+                 "check_at")
+
+
+def _items_copy(*, study: Study, rows: Sequence[ItemRow], start: int) -> None:
+    """Write the validated rows with PostgreSQL's COPY, then refresh the planner's statistics.
+
+    Row for row what `bulk_create` writes (the test compares them), without building a model
+    instance per item: a hundred thousand items load in seconds.
+    """
+    dumps = json.dumps
+    with connections[router.db_for_write(Item)].cursor() as cursor:
+        with cursor.cursor.copy(f"COPY {Item._meta.db_table} ({', '.join(_ITEM_COLUMNS)}) "
+                                "FROM STDIN") as copy:
+            for n, row in enumerate(rows):
+                copy.write_row((study.pk, row.external_id, start + n, row.text, row.text_a,
+                                row.text_b, row.is_control, dumps(row.metrics),
+                                dumps(row.features), dumps(row.meta), "{}", row.role,
+                                dumps(row.gold), dumps(row.tolerance), row.check_at))
+        cursor.execute(f"ANALYZE {Item._meta.db_table}")
 
 
 def coref_items_import(

@@ -5,7 +5,12 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.services import responses_import
 from core.problems import InputError
 from core.responses import FORMATS, Upload
-from studies.management.commands._common import get_study, read_file
+from studies.management.commands._common import (
+    add_max_bytes,
+    cli_max_bytes,
+    get_study,
+    read_file,
+)
 
 
 def _columns(text: str) -> list[str]:
@@ -35,9 +40,10 @@ class Command(BaseCommand):
                                  "(quote a name holding a comma)")
         parser.add_argument("--dry-run", action="store_true",
                             help="validate and summarise without importing")
+        add_max_bytes(parser)
 
     def handle(self, *args, slug, file, fmt, annotator_column, item_map, value_map, meta_columns,
-               dry_run, **options):
+               dry_run, max_bytes=None, **options):
         study = get_study(slug)
         maps = {name: Upload(path, read_file(path)) if path else None
                 for name, path in (("item_map", item_map), ("value_map", value_map))}
@@ -45,7 +51,7 @@ class Command(BaseCommand):
             summary = responses_import(
                 study=study, data=read_file(file), filename=file, fmt=fmt,
                 annotator_column=annotator_column, meta_columns=_columns(meta_columns),
-                dry_run=dry_run, **maps,
+                dry_run=dry_run, max_bytes=cli_max_bytes(max_bytes), **maps,
             )
         except InputError as exc:
             raise CommandError(exc.render()) from None

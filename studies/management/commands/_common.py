@@ -36,3 +36,16 @@ def get_study(slug: str) -> Study:
         return Study.objects.get(slug=slug)
     except Study.DoesNotExist:
         raise CommandError(f"no study {slug!r}") from None
+
+
+def add_max_bytes(parser) -> None:
+    """Add --max-bytes: the command line's size limit, separate from the browser's."""
+    parser.add_argument(
+        "--max-bytes", type=int, default=None,
+        help="refuse a file larger than this many bytes (default CONCORD_CLI_MAX_BYTES, "
+             "2 GiB; the browser's upload limit CONCORD_MAX_UPLOAD_BYTES does not apply here)")
+
+
+def cli_max_bytes(value: int | None) -> int:
+    from django.conf import settings
+    return settings.CONCORD_CLI_MAX_BYTES if value is None else value

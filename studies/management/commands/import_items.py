@@ -4,7 +4,7 @@ from core.metrics.formats import FORMATS
 from core.problems import Collector, InputError
 from studies.services import coref_items_import, items_import
 
-from ._common import get_study, read_file
+from ._common import add_max_bytes, cli_max_bytes, get_study, read_file
 
 
 class Command(BaseCommand):
@@ -22,15 +22,17 @@ class Command(BaseCommand):
         parser.add_argument("--system", help="the system annotation (coreference items)")
         parser.add_argument("--format", choices=FORMATS, dest="fmt",
                             help="the format of GOLD and SYS (required with --system)")
+        add_max_bytes(parser)
 
-    def handle(self, *args, slug, file, system=None, fmt=None, **options):
+    def handle(self, *args, slug, file, system=None, fmt=None, max_bytes=None, **options):
         if (system is None) != (fmt is None):
             raise CommandError("--system and --format go together (coreference items)")
         study = get_study(slug)
         warnings = Collector(file)
         try:
             if system is None:
-                count = items_import(study=study, data=read_file(file), filename=file)
+                count = items_import(study=study, data=read_file(file), filename=file,
+                                     max_bytes=cli_max_bytes(max_bytes))
             else:
                 count = coref_items_import(study=study, gold=read_file(file),
                                            system=read_file(system), gold_name=file,
