@@ -47,21 +47,21 @@ def _flip(n: Any, m: Any, nv: Any, codes: Any, a: int, step: int, n_items: int,
         c = codes[a, i]
         if c >= 0:
             before = m[i]
-            n[i, c] += step
+            n[c, i] += step
             m[i] += step
             if before >= 2 and m[i] >= 2:
                 nv[c] += step
             elif m[i] >= 2:  # 1 → 2
                 for e in range(n_val):
-                    nv[e] += n[i, e]
+                    nv[e] += n[e, i]
             elif before >= 2:  # 2 → 1
                 for e in range(n_val):
-                    nv[e] -= n[i, e]
+                    nv[e] -= n[e, i]
                 nv[c] += step  # (step is -1) the removed rating was counted in nv too
 
 
 def _alpha(n: Any, m: Any, values: Any, distance: Any, level: int, n_items: int, n_val: int,
-           nv: Any, r: Any) -> float:
+           nv: Any, r: Any, s1: Any, s2: Any, inverse: Any) -> float:
     distinct = 0
     total = 0.0
     for c in range(n_val):
@@ -77,16 +77,22 @@ def _alpha(n: Any, m: Any, values: Any, distance: Any, level: int, n_items: int,
         for c in range(n_val):
             r[c] = 2.0 * below + nv[c] if level == 1 else values[c]
             below += nv[c]
+        # s1_i = Σ_c n_ic r_c and s2_i = Σ_c n_ic r_c², value by value over all items: the inner
+        # loops run along contiguous memory without a dependency between items (vectorised).
+        for i in range(n_items):
+            s1[i] = 0.0
+            s2[i] = 0.0
+        for c in range(n_val):
+            rc = r[c]
+            rc2 = rc * rc
+            row = n[c]
+            for i in range(n_items):
+                s1[i] += row[i] * rc
+                s2[i] += row[i] * rc2
         for i in range(n_items):
             mi = m[i]
             if mi >= 2:
-                s1 = 0.0
-                s2 = 0.0
-                for c in range(n_val):
-                    t = n[i, c] * r[c]
-                    s1 += t
-                    s2 += t * r[c]
-                d_o += (mi * s2 - s1 * s1) / (mi - 1.0)
+                d_o += (mi * s2[i] - s1[i] * s1[i]) * inverse[mi]
         a1 = 0.0
         a2 = 0.0
         for c in range(n_val):
@@ -101,13 +107,13 @@ def _alpha(n: Any, m: Any, values: Any, distance: Any, level: int, n_items: int,
                 if level == 0:  # d = 1 - δ: q = m² - Σ n²
                     q = float(mi) * mi
                     for c in range(n_val):
-                        q -= float(n[i, c]) * n[i, c]
+                        q -= n[c, i] * n[c, i]
                 else:
                     for c in range(n_val):
-                        if n[i, c] > 0:
+                        if n[c, i] > 0:
                             for e in range(n_val):
-                                q += n[i, c] * distance[c, e] * n[i, e]
-                d_o += q / (mi - 1.0)
+                                q += n[c, i] * distance[c, e] * n[e, i]
+                d_o += q * inverse[mi]
         for c in range(n_val):
             for e in range(n_val):
                 d_e += nv[c] * distance[c, e] * nv[e]
@@ -118,10 +124,15 @@ def _walk(codes: Any, values: Any, distance: Any, level: int, lo: int, hi: int,
           out: Any) -> None:
     k, n_items = codes.shape
     n_val = values.shape[0]
-    n = np.zeros((n_items, n_val))  # integer-valued floats: exact, and no conversion per use
+    n = np.zeros((n_val, n_items))  # integer-valued floats: exact, no conversion per use
     m = np.zeros(n_items, dtype=np.int64)
     nv = np.zeros(n_val)
     r = np.zeros(n_val)
+    s1 = np.zeros(n_items)
+    s2 = np.zeros(n_items)
+    inverse = np.zeros(k + 1)  # 1/(m - 1) for m ≥ 2
+    for count in range(2, k + 1):
+        inverse[count] = 1.0 / (count - 1.0)
     members = 0
     for a in range(k):
         if (lo >> a) & 1:
@@ -131,7 +142,8 @@ def _walk(codes: Any, values: Any, distance: Any, level: int, lo: int, hi: int,
     mask = lo
     while True:
         if members >= 2:
-            out[j] = _alpha(n, m, values, distance, level, n_items, n_val, nv, r)
+            out[j] = _alpha(n, m, values, distance, level, n_items, n_val, nv, r, s1, s2,
+                            inverse)
             j += 1
         if mask == hi:
             break
