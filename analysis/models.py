@@ -25,6 +25,13 @@ class AnalysisRun(Job):
     def __str__(self) -> str:
         return f"{self.study_id}#{self.pk} {self.status} {self.progress}%"
 
+    @property
+    def sections_by_time(self) -> list[tuple[str, float]]:
+        """The seconds of each section of the build, largest first (a jsonb object keeps no
+        order of its own)."""
+        sections = (self.timings or {}).get("sections_s") or {}
+        return sorted(sections.items(), key=lambda kv: (-kv[1], kv[0]))
+
 
 class TrustPlan(models.Model):
     """One fanned-out trust computation of a run: what its chunks compute on, and its chord.

@@ -76,7 +76,8 @@ class SectionClock:
             self.seconds[section] = self.seconds.get(section, 0.0) + elapsed
 
     def rounded(self, digits: int = 4) -> dict[str, float]:
-        """The seconds per section, largest first, rounded."""
+        """The seconds per section, rounded (largest first here; stored as a jsonb object, the
+        order is not kept: ``AnalysisRun.sections_by_time`` sorts them again)."""
         ordered = sorted(self.seconds.items(), key=lambda kv: -kv[1])
         return {name: round(value, digits) for name, value in ordered}
 
