@@ -160,4 +160,6 @@ def bundle_import_view(request: HttpRequest) -> HttpResponse:
         "form": form, "problems": problems,
         "max_mib": settings.CONCORD_BUNDLE_MAX_BYTES // (1024 * 1024),
         "max_rows": settings.CONCORD_BUNDLE_SYNC_MAX_ROWS,
+        # 20 000, as the docs write numbers (a space between the thousands)
+        "max_rows_text": f"{settings.CONCORD_BUNDLE_SYNC_MAX_ROWS:,}".replace(",", "\u202f"),
     }, status=400 if problems or form.errors else 200)
