@@ -6,7 +6,12 @@ class AnalysisConfig(AppConfig):
     verbose_name = "Analysis"
 
     def ready(self) -> None:
+        from django.conf import settings
+
+        from core.stats._threads import limit_threads
         from jobs.sweep import job_kind_register
+
+        limit_threads(settings.CONCORD_ANALYSIS_THREADS)
 
         from .models import AnalysisRun
         from .services import analysis_run_send

@@ -420,6 +420,9 @@ CONCORD_ITEM_SECONDS = {
 # chord of CONCORD_TRUST_CHUNKS subset chunks, merged exactly; smaller runs compute in one task.
 CONCORD_TRUST_FANOUT_MIN_K = envint("CONCORD_TRUST_FANOUT_MIN_K", 15)
 CONCORD_TRUST_CHUNKS = envint("CONCORD_TRUST_CHUNKS", 8)
+# Threads one analysis may use for its compiled kernels (MACE's restarts, the bootstrap of the
+# correlations side by side; the results are the same): 0 = every core of the machine.
+CONCORD_ANALYSIS_THREADS = envint("CONCORD_ANALYSIS_THREADS", 0)
 # Exports of studies with more responses than this run as background jobs (a file to download
 # when done); smaller ones stream straight to the browser.
 CONCORD_EXPORT_SYNC_MAX = envint("CONCORD_EXPORT_SYNC_MAX", 20_000)

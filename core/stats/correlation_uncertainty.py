@@ -19,22 +19,26 @@ docs/statistics/williams.md give the definitions, the worked examples and the ch
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 from scipy import stats
 
+from core.stats import _bootstrap_compiled
+from core.stats._threads import available_threads
 from core.stats._types import FloatArray
-from core.stats.correlations import correlate
+from core.stats.correlations import _correlate_clean, average_ranks, correlate
 
 __all__ = [
     "CorrelationInterval",
     "MetricComparison",
     "WilliamsResult",
     "bootstrap_correlation",
+    "bootstrap_correlations",
     "compare_metrics",
     "williams_test",
 ]
@@ -143,6 +147,7 @@ def bootstrap_correlation(
     rng: np.random.Generator,
     n_resamples: int = 1000,
     confidence: float = 0.95,
+    engine: Engine = "auto",
 ) -> CorrelationInterval:
     """Return Pearson and Spearman of ``x`` and ``y`` with percentile bootstrap intervals.
 
@@ -157,53 +162,224 @@ def bootstrap_correlation(
     estimate (fewer than 3 items, a constant side) → every number ``None`` + reason; fewer than
     half the resamples defined → the intervals ``None`` + reason.
 
+    ``engine``: ``"numpy"`` (the reference), ``"compiled"`` (numba, ``_bootstrap_compiled``: the
+    same numbers to rounding, about ten times faster on many items) or ``"auto"`` (compiled from
+    ``COMPILED_MIN_ITEMS`` items when numba is installed).
+
     Example: 60 items whose human mean is the metric plus noise of equal spread give r ≈ 0.7 and
     an interval of width ≈ 0.25 (see the tests).
     """
+    _check(n_resamples, confidence, engine)
+    pair = _Pair.of(x, y)
+    if pair.point.pearson is not None and pair.point.spearman is not None:
+        _resample([pair], rng=rng, n_resamples=n_resamples, engine=engine)
+    return pair.interval(n_resamples, confidence)
+
+
+def bootstrap_correlations(
+    pairs: Sequence[tuple[npt.ArrayLike, npt.ArrayLike]],
+    *,
+    seed: int,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    engine: Engine = "auto",
+) -> list[CorrelationInterval]:
+    """Return the interval of every (x, y) pair, each resampled from a fresh generator of ``seed``.
+
+    Equals ``[bootstrap_correlation(x, y, rng=np.random.default_rng(seed), ...) for x, y in
+    pairs]`` (the results document's intervals: each record's own, reproducible alone), at a
+    fraction of the cost: pairs with the same number of items draw the same resamples from such a
+    generator, so each block of resamples is drawn and counted once for all of them, and pairs
+    sharing their human side share its ranks.  Example: the seven metrics of a similarity study
+    against one column of human means draw one set of resamples.
+    """
+    _check(n_resamples, confidence, engine)
+    prepared = [_Pair.of(x, y) for x, y in pairs]
+    groups: dict[int, list[_Pair]] = {}
+    for pair in prepared:
+        if pair.point.pearson is not None and pair.point.spearman is not None:
+            groups.setdefault(pair.n, []).append(pair)
+    for group in groups.values():
+        _resample(group, rng=np.random.default_rng(seed), n_resamples=n_resamples,
+                  engine=engine)
+    return [pair.interval(n_resamples, confidence) for pair in prepared]
+
+
+Engine = Literal["auto", "numpy", "compiled"]
+# From this many items "auto" takes the compiled engine: below, numpy is fast enough and a
+# process saves numba's compilation.
+COMPILED_MIN_ITEMS = 2_000
+
+
+def _check(n_resamples: int, confidence: float, engine: str) -> None:
     if n_resamples < 1:
         raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must lie in (0, 1), got {confidence}")
-    xa = np.asarray(x, dtype=float)
-    ya = np.asarray(y, dtype=float)
-    if xa.ndim != 1 or xa.shape != ya.shape:
-        raise ValueError(f"x and y must be 1-D of equal length, got {xa.shape} and {ya.shape}")
-    ok = np.isfinite(xa) & np.isfinite(ya)
-    xa, ya = xa[ok], ya[ok]
-    point = correlate(xa, ya)
-    n = int(xa.size)
-    if point.pearson is None or point.spearman is None:
-        return CorrelationInterval(None, None, None, None, None, None, n, n_resamples, 0,
-                                   confidence, point.reason)
-    pearson = np.empty(n_resamples)
-    spearman = np.empty(n_resamples)
+    if engine not in ("auto", "numpy", "compiled"):
+        raise ValueError(f"engine must be 'auto', 'numpy' or 'compiled', got {engine!r}")
+    if engine == "compiled" and not _bootstrap_compiled.AVAILABLE:
+        raise ValueError("engine 'compiled' needs numba, which is not installed")
+
+
+class _Pair:
+    """One correlation to bootstrap: its items (nan pairs dropped), point estimate and, once
+    resampled, the resamples' correlations."""
+
+    def __init__(self, x: FloatArray, y: FloatArray) -> None:
+        self.x, self.y = x, y
+        self.n = int(x.size)
+        self.point = correlate(x, y)
+        self.pearson: FloatArray | None = None
+        self.spearman: FloatArray | None = None
+
+    @classmethod
+    def of(cls, x: npt.ArrayLike, y: npt.ArrayLike) -> _Pair:
+        xa = np.asarray(x, dtype=float)
+        ya = np.asarray(y, dtype=float)
+        if xa.ndim != 1 or xa.shape != ya.shape:
+            raise ValueError(f"x and y must be 1-D of equal length, got {xa.shape} and "
+                             f"{ya.shape}")
+        ok = np.isfinite(xa) & np.isfinite(ya)
+        return cls(xa[ok], ya[ok])
+
+    def interval(self, n_resamples: int, confidence: float) -> CorrelationInterval:
+        point, n = self.point, self.n
+        if point.pearson is None or point.spearman is None or self.pearson is None \
+                or self.spearman is None:
+            return CorrelationInterval(None, None, None, None, None, None, n, n_resamples, 0,
+                                       confidence, point.reason)
+        pearson, spearman = self.pearson, self.spearman
+        undefined = int(np.isnan(pearson).sum())
+        tail = (1.0 - confidence) / 2.0
+        if undefined * 2 > n_resamples:
+            return CorrelationInterval(
+                point.pearson, None, None, point.spearman, None, None, n, n_resamples,
+                undefined, confidence,
+                "the correlation is undefined in more than half the resamples")
+        p_lo, p_hi = np.quantile(pearson[~np.isnan(pearson)], [tail, 1.0 - tail])
+        s_lo, s_hi = np.quantile(spearman[~np.isnan(spearman)], [tail, 1.0 - tail])
+        return CorrelationInterval(point.pearson, float(p_lo), float(p_hi), point.spearman,
+                                   float(s_lo), float(s_hi), n, n_resamples, undefined,
+                                   confidence)
+
+
+def _resample(pairs: Sequence[_Pair], *, rng: np.random.Generator, n_resamples: int,
+              engine: Engine) -> None:
+    """Fill each pair's resampled correlations; the pairs share n and the draws of ``rng``."""
+    n = pairs[0].n
+    compiled = engine == "compiled" or (
+        engine == "auto" and _bootstrap_compiled.AVAILABLE and n >= COMPILED_MIN_ITEMS)
+    pearson = [np.empty(n_resamples) for _ in pairs]
+    spearman = [np.empty(n_resamples) for _ in pairs]
+    x_groups = [_Groups(pair.x) for pair in pairs]
+    y_groups: dict[bytes, _Groups] = {}  # the human side, shared by the metrics of one row
+    y_of = []
+    for pair in pairs:
+        key = pair.y.tobytes()
+        if key not in y_groups:
+            y_groups[key] = _Groups(pair.y)
+        y_of.append(key)
+    centred = [(pair.x - pair.x.mean(), pair.y - pair.y.mean()) for pair in pairs]
     block = max(1, _BLOCK_CELLS // n)
-    gx, gy = _Groups(xa), _Groups(ya)
-    xc, yc = xa - xa.mean(), ya - ya.mean()
-    for lo in range(0, n_resamples, block):
-        hi = min(n_resamples, lo + block)
-        idx = rng.integers(0, n, size=(hi - lo, n))
-        # Each resample as counts per item (the same resample, without sorting it): Pearson
-        # from weighted sums, Spearman from the resample's average ranks computed per group of
-        # equal values (a repeated item is a tie).
-        counts = np.bincount((np.arange(hi - lo)[:, None] * n + idx).ravel(),
-                             minlength=(hi - lo) * n).reshape(hi - lo, n).astype(float)
-        ranks_x, constant_x = gx.ranks(counts)
-        ranks_y, constant_y = gy.ranks(counts)
+    centre = (n + 1) / 2.0
+    draws = [(lo, min(n_resamples, lo + block)) for lo in range(0, n_resamples, block)]
+    if not compiled:
+        for lo, hi in draws:
+            _numpy_block(rng.integers(0, n, size=(hi - lo, n)), n, lo, hi, y_groups, x_groups,
+                         y_of, centred, centre, pearson, spearman)
+    else:
+        _compiled_resample(rng, n, draws, x_groups, y_groups, y_of, centred, centre, pearson,
+                           spearman)
+    for pair, p, r in zip(pairs, pearson, spearman, strict=True):
+        pair.pearson, pair.spearman = p, r
+
+
+def _compiled_resample(rng: np.random.Generator, n: int, draws: Sequence[tuple[int, int]],
+                       x_groups: Sequence[_Groups], y_groups: Mapping[bytes, _Groups],
+                       y_of: Sequence[bytes], centred: Sequence[tuple[FloatArray, FloatArray]],
+                       centre: float, pearson: Sequence[FloatArray],
+                       spearman: Sequence[FloatArray]) -> None:
+    """Fill every pair's resamples with the compiled engine (`_bootstrap_compiled`).
+
+    The draws are those of the numpy engine, call by call (``draws``); their counts go, item by
+    item, into blocks of WIDTH resamples.  While one block's pairs run side by side in threads
+    (the kernels release the GIL), the next block is drawn and counted into a second buffer.
+    """
+    width = _bootstrap_compiled.WIDTH
+    # Each pair's values in the order of its metric; narrow integers, less memory to walk.
+    in_x_order = [(gx.order.astype(np.int32), np.append(gx.starts, n).astype(np.int64),
+                   xc[gx.order], yc[gx.order], y_groups[key].group[gx.order].astype(np.int32))
+                  for gx, key, (xc, yc) in zip(x_groups, y_of, centred, strict=True)]
+    y_order = {key: (g.order.astype(np.int32), np.append(g.starts, n).astype(np.int64))
+               for key, g in y_groups.items()}
+    buffers = [np.zeros((n, width), dtype=np.uint16) for _ in range(2)]
+    pending: list[list[Any]] = [[], []]
+    with ThreadPoolExecutor(max_workers=max(1, min(available_threads(), len(x_groups)))) as pool:
+        current, filled, first = 0, 0, 0
+
+        def flush() -> None:
+            nonlocal current, filled, first
+            counts = buffers[current]
+            y_ranks = {}
+            for key, (order, bounds) in y_order.items():
+                out = np.empty((bounds.size - 1, width))
+                constant = _bootstrap_compiled.group_ranks(counts, order, bounds, width, out)
+                y_ranks[key] = (out, constant)
+            pending[current] = [
+                pool.submit(_compiled_pair, counts, arrays, y_ranks[key], centre, filled,
+                            pearson[k][first:first + filled],
+                            spearman[k][first:first + filled])
+                for k, (key, arrays) in enumerate(zip(y_of, in_x_order, strict=True))]
+            first += filled
+            current, filled = 1 - current, 0
+            for done in pending[current]:  # the other buffer's pairs are done before reuse
+                done.result()
+            pending[current] = []
+            buffers[current][:] = 0
+
+        for lo, hi in draws:
+            idx = rng.integers(0, n, size=(hi - lo, n))
+            k = 0
+            while k < hi - lo:
+                m = min(width - filled, hi - lo - k)
+                _bootstrap_compiled.count(idx[k:k + m], buffers[current], filled)
+                filled, k = filled + m, k + m
+                if filled == width:
+                    flush()
+        if filled:
+            flush()
+        for waiting in pending:
+            for done in waiting:
+                done.result()
+
+
+def _compiled_pair(counts: Any, arrays: tuple[Any, ...], y_ranks: tuple[Any, Any],
+                   centre: float, width: int, pearson: FloatArray, spearman: FloatArray) -> None:
+    """One pair's resampled correlations of one block (`_bootstrap_compiled.correlations`)."""
+    _bootstrap_compiled.correlations(counts, *arrays, *y_ranks, centre, width, pearson,
+                                     spearman)
+
+
+def _numpy_block(idx: npt.NDArray[np.int64], n: int, lo: int, hi: int,
+                 y_groups: Mapping[bytes, _Groups], x_groups: Sequence[_Groups],
+                 y_of: Sequence[bytes], centred: Sequence[tuple[FloatArray, FloatArray]],
+                 centre: float, pearson: Sequence[FloatArray],
+                 spearman: Sequence[FloatArray]) -> None:
+    """Fill resamples ``lo:hi`` of every pair with numpy (the reference engine)."""
+    # Each resample as counts per item (the same resample, without sorting it): Pearson from
+    # weighted sums, Spearman from the resample's average ranks computed per group of equal
+    # values (a repeated item is a tie).
+    weights = np.bincount((np.arange(hi - lo)[:, None] * n + idx).ravel(),
+                          minlength=(hi - lo) * n).reshape(hi - lo, n).astype(float)
+    ranks = {key: g.ranks(weights) for key, g in y_groups.items()}
+    for k, (gx, key, (xc, yc)) in enumerate(zip(x_groups, y_of, centred, strict=True)):
+        ranks_x, constant_x = gx.ranks(weights)
+        ranks_y, constant_y = ranks[key]
         constant = constant_x | constant_y
-        pearson[lo:hi] = _weighted_pearson_fixed(counts, xc, yc, constant)
-        centre = (n + 1) / 2.0
-        spearman[lo:hi] = _weighted_pearson(counts, ranks_x - centre, ranks_y - centre, constant)
-    undefined = int(np.isnan(pearson).sum())
-    tail = (1.0 - confidence) / 2.0
-    if undefined * 2 > n_resamples:
-        return CorrelationInterval(point.pearson, None, None, point.spearman, None, None, n,
-                                   n_resamples, undefined, confidence,
-                                   "the correlation is undefined in more than half the resamples")
-    p_lo, p_hi = np.quantile(pearson[~np.isnan(pearson)], [tail, 1.0 - tail])
-    s_lo, s_hi = np.quantile(spearman[~np.isnan(spearman)], [tail, 1.0 - tail])
-    return CorrelationInterval(point.pearson, float(p_lo), float(p_hi), point.spearman,
-                               float(s_lo), float(s_hi), n, n_resamples, undefined, confidence)
+        pearson[k][lo:hi] = _weighted_pearson_fixed(weights, xc, yc, constant)
+        spearman[k][lo:hi] = _weighted_pearson(weights, ranks_x - centre, ranks_y - centre,
+                                               constant)
 
 
 # --------------------------------------------------------------------------- Williams' test
@@ -310,9 +486,11 @@ class MetricComparison:
         return rec
 
 
-def _r(x: FloatArray, y: FloatArray, method: str) -> float | None:
-    c = correlate(x, y)
-    return c.pearson if method == "pearson" else c.spearman
+def _r(x: FloatArray, y: FloatArray, method: str, rx: FloatArray | None,
+       ry: FloatArray | None) -> float | None:
+    if method == "pearson":
+        return _correlate_clean(x, y, spearman=False).pearson
+    return _correlate_clean(x, y, rx, ry).spearman
 
 
 def compare_metrics(
@@ -350,12 +528,26 @@ def compare_metrics(
         arrays[name] = arr
     names = list(arrays)
     out = []
+    # Spearman's ranks of an array over a set of items, computed once: the pairs usually share
+    # their items (every metric defined on every item).
+    ranks: dict[tuple[str | None, bytes], FloatArray] = {}
+
+    def ranked(name: str | None, values: FloatArray, ok: npt.NDArray[np.bool_]) -> FloatArray | None:
+        if method == "pearson":
+            return None
+        key = (name, np.packbits(ok).tobytes())
+        if key not in ranks:
+            ranks[key] = average_ranks(values)
+        return ranks[key]
+
     for i, a in enumerate(names):
         for b in names[i + 1:]:
             ok = np.isfinite(h) & np.isfinite(arrays[a]) & np.isfinite(arrays[b])
             hh, xa, xb = h[ok], arrays[a][ok], arrays[b][ok]
             n = int(ok.sum())
-            r_a, r_b, r_ab = _r(xa, hh, method), _r(xb, hh, method), _r(xa, xb, method)
+            rh, ra, rb = ranked(None, hh, ok), ranked(a, xa, ok), ranked(b, xb, ok)
+            r_a, r_b, r_ab = (_r(xa, hh, method, ra, rh), _r(xb, hh, method, rb, rh),
+                              _r(xa, xb, method, ra, rb))
             if r_a is None or r_b is None or r_ab is None:
                 reason = correlate(xa, hh).reason or correlate(xb, hh).reason or "constant metric"
                 out.append(MetricComparison(a, b, method, n, r_a, r_b, r_ab, None, max(n - 3, 0),

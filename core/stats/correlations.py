@@ -154,15 +154,28 @@ def correlate(x: object, y: object) -> Correlation:
     return _correlate_clean(xa, ya)
 
 
+def average_ranks(x: FloatArray) -> FloatArray:
+    """Return the 1-based average ranks of ``x`` (ties share their mean rank), in its order."""
+    o = np.argsort(x, kind="stable")
+    ranks = np.empty(x.size)
+    ranks[o] = _ranks_of_sorted(x[o])
+    return ranks
+
+
 def _correlate_clean(
-    x: FloatArray, y: FloatArray, rx: FloatArray | None = None, ry: FloatArray | None = None
+    x: FloatArray, y: FloatArray, rx: FloatArray | None = None, ry: FloatArray | None = None,
+    *, spearman: bool = True,
 ) -> Correlation:
+    """Pearson and Spearman of finite x and y (``rx``, ``ry``: their average ranks when known;
+    ``spearman`` False: Pearson only, Spearman ``None``)."""
     n = int(x.size)
     if n < 3:
         return Correlation(None, None, n, f"fewer than 3 items ({n})")
     if x.max() == x.min() or y.max() == y.min():
         side = "metric" if x.max() == x.min() else "human mean"
         return Correlation(None, None, n, f"constant {side} over the items")
+    if not spearman:
+        return Correlation(_pearson_raw(x, y), None, n)
     if rx is None:
         o = np.argsort(x, kind="stable")
         rx = np.empty(n)

@@ -11,12 +11,12 @@ simple items. Per-item gaps are returned too, so the largest disagreements can b
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from core.stats._types import BoolArray, FloatArray
+from core.stats._types import BoolArray, FloatArray, IntArray
 from core.stats.heuristics import Ratings, as_long_ratings, rated_rows
 from core.stats.scales import rescale01
 
@@ -116,13 +116,45 @@ class ItemGap:
         }
 
 
+@dataclass(frozen=True, eq=False)
+class ItemGapBlock:
+    """Hold the per-item gaps of one metric × aggregate as columns (items in their order).
+
+    ``item`` are item indices, ``human``, ``metric_value`` and ``gap`` the matching values: one
+    entry per item with both a human answer and a metric value.  A block of a million items is
+    four arrays, not a million objects (`GapsResult.item_gaps` makes the objects when asked).
+    """
+
+    scale: str
+    aggregate: str
+    metric: str
+    item: IntArray
+    human: FloatArray
+    metric_value: FloatArray
+    gap: FloatArray
+
+    def __len__(self) -> int:
+        return int(self.item.size)
+
+    def gaps(self) -> Iterator[ItemGap]:
+        """Yield the block's `ItemGap` records in item order."""
+        for i, h, m, g in zip(self.item.tolist(), self.human.tolist(),
+                              self.metric_value.tolist(), self.gap.tolist(), strict=True):
+            yield ItemGap(i, self.scale, self.aggregate, self.metric, h, m, g)
+
+
 @dataclass(frozen=True)
 class GapsResult:
     """Hold the mean and per-item gaps of every metric, with the parameters used."""
 
     params: Mapping[str, object]
     metric_gaps: tuple[MetricGap, ...]
-    item_gaps: tuple[ItemGap, ...]
+    item_gap_blocks: tuple[ItemGapBlock, ...]
+
+    @property
+    def item_gaps(self) -> tuple[ItemGap, ...]:
+        """Every per-item gap as a record, block after block (aggregate, then metric, order)."""
+        return tuple(g for block in self.item_gap_blocks for g in block.gaps())
 
 
 def metric_gaps(
@@ -167,7 +199,7 @@ def metric_gaps(
             raise ValueError(f"metric {name!r} holds an infinite value")
         mets[name] = arr
     summaries: list[MetricGap] = []
-    per_item: list[ItemGap] = []
+    per_item: list[ItemGapBlock] = []
     for agg in aggregates:
         human = rescale01(human_aggregate(data, aggregate=agg), domain)
         for name, metric in mets.items():
@@ -196,14 +228,15 @@ def metric_gaps(
                 summaries.append(
                     MetricGap(scale, agg, label, name, float(np.abs(g).mean()), float(g.mean()), n)
                 )
-            for i in np.flatnonzero(both):
-                per_item.append(
-                    ItemGap(int(i), scale, agg, name, float(human[i]), float(metric[i]), float(gap[i]))
-                )
+            rows = np.flatnonzero(both)
+            if rows.size:
+                per_item.append(ItemGapBlock(scale, agg, name, rows.astype(np.int64),
+                                             human[rows].astype(float), metric[rows].astype(float),
+                                             gap[rows].astype(float)))
     params = {
         "scale": scale,
         "domain": [float(v) for v in domain],
         "aggregates": list(aggregates),
         "range_tolerance": RANGE_TOLERANCE,
     }
-    return GapsResult(params=params, metric_gaps=tuple(summaries), item_gaps=tuple(per_item))
+    return GapsResult(params=params, metric_gaps=tuple(summaries), item_gap_blocks=tuple(per_item))

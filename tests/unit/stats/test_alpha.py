@@ -20,6 +20,7 @@ from core.stats.alpha import (
     alpha,
     alpha_from_coincidences,
     alpha_from_value_counts,
+    alpha_levels_with_ci,
     alpha_long,
     alpha_with_ci,
     bootstrap_ci,
@@ -315,6 +316,20 @@ def test_it_bootstraps_long_format_data_like_dense_data():
     )
     assert long.ci95 == pytest.approx(dense.ci95, rel=1e-12)
     assert long.value == pytest.approx(dense.value, rel=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(study=studies(), seed=st.integers(0, 2**16), n_boot=st.integers(1, 60))
+def test_it_gives_every_level_the_interval_alpha_with_ci_gives_with_the_same_seed(study, seed,
+                                                                                  n_boot):
+    ratings, domain = study
+    levels = [level for level in LEVELS if not (level == "ratio" and min(domain) < 0)]
+    shared = alpha_levels_with_ci(ratings, levels=levels, domain=domain, seed=seed,
+                                  n_boot=n_boot)
+    for level in levels:
+        alone = alpha_with_ci(ratings, level=level, domain=domain,
+                              rng=np.random.default_rng(seed), n_boot=n_boot)
+        assert shared[level] == alone  # bit for bit: the same resamples, read per level
 
 
 def test_it_gives_no_interval_when_alpha_is_undefined():

@@ -14,14 +14,17 @@ import numpy as np
 import pytest
 
 import core.stats.competence
+from core.stats import _competence_compiled
 from core.stats._types import LongRatings
-from core.stats.competence import _mace_run, _prepare, dawid_skene, mace
+from core.stats.competence import _ByItem, _mace_run, _prepare, dawid_skene, mace
 from tests.unit.stats.competence_data import as_long, ds_1979_ratings, planted_crowd
 
 nan = np.nan
 VECTORS = json.loads((Path(__file__).with_name("data") / "crowdkit_1_4_2.json").read_text())
 PLANTED = VECTORS["planted"]
 K = PLANTED["k"]
+# Both engines are checked against crowd-kit: numpy (the reference) and the compiled E-steps.
+ENGINES = ["numpy", "compiled"] if _competence_compiled.AVAILABLE else ["numpy"]
 
 
 def planted_ratings():
@@ -39,10 +42,12 @@ def competences(result):
 # --------------------------------------------------------------------------- against crowd-kit
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("n_iter", [1, 5, 100])
-def test_it_matches_crowdkit_dawid_skene_on_a_planted_crowd(n_iter):
+def test_it_matches_crowdkit_dawid_skene_on_a_planted_crowd(n_iter, engine):
     case = VECTORS["cases"][f"ds_planted_{n_iter}"]
-    got = dawid_skene(planted_ratings(), domain=range(K), max_iter=n_iter, tol=0.0, smoothing=0.0)
+    got = dawid_skene(planted_ratings(), domain=range(K), max_iter=n_iter, tol=0.0, smoothing=0.0,
+                      engine=engine)
     assert got.iterations == n_iter
     assert labels(got) == [float(v) for v in case["labels"]]
     np.testing.assert_allclose(got.posterior, case["probas"], rtol=0, atol=1e-9)
@@ -52,15 +57,17 @@ def test_it_matches_crowdkit_dawid_skene_on_a_planted_crowd(n_iter):
     np.testing.assert_allclose(got.confusion[seen], errors[seen], rtol=0, atol=1e-9)
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("method", ["em", "vb"])
 @pytest.mark.parametrize("n_iter", [1, 50])
-def test_it_matches_crowdkit_mace_from_the_same_start(method, n_iter):
+def test_it_matches_crowdkit_mace_from_the_same_start(method, n_iter, engine):
     case = VECTORS["cases"][f"mace_{method}_{n_iter}"]
+    rows = _prepare(planted_ratings(), range(K), ())
     fit = _mace_run(
-        _prepare(planted_ratings(), range(K), ()),
-        np.array(case["start_spamming"]), np.array(case["start_strategy"]),
+        rows, np.array(case["start_spamming"]), np.array(case["start_strategy"]),
         method=method, max_iter=n_iter, tol=0.0, smoothing=0.01 / K,
         prior_guessing=0.5, prior_knowing=0.5, prior_strategy=10.0,
+        grouped=_ByItem.of(rows) if engine == "compiled" else None,
     )
     assert fit.iterations == n_iter
     np.testing.assert_allclose(fit.posterior, case["probas"], rtol=0, atol=1e-9)
@@ -69,10 +76,12 @@ def test_it_matches_crowdkit_mace_from_the_same_start(method, n_iter):
     assert list(np.argmax(fit.posterior, axis=1)) == case["labels"]
 
 
-def test_it_matches_crowdkit_on_dawid_and_skene_1979_with_repeated_assessments():
+@pytest.mark.parametrize("engine", ENGINES)
+def test_it_matches_crowdkit_on_dawid_and_skene_1979_with_repeated_assessments(engine):
     case = VECTORS["cases"]["ds_1979_100"]
     first, repeats = ds_1979_ratings()
-    got = dawid_skene(first, domain=[1, 2, 3, 4], repeats=repeats, max_iter=100, tol=0.0,
+    got = dawid_skene(first, domain=[1, 2, 3, 4], repeats=repeats, engine=engine, max_iter=100,
+                      tol=0.0,
                       smoothing=0.0)
     assert labels(got) == [float(v) for v in case["labels"]]
     np.testing.assert_allclose(got.posterior, case["probas"], rtol=0, atol=1e-9)
@@ -172,6 +181,20 @@ def test_it_ranks_a_random_clicker_last_among_twelve_honest_annotators(seed):
 
 
 # --------------------------------------------------------------------------- properties
+
+
+@pytest.mark.skipif(not _competence_compiled.AVAILABLE, reason="numba is not installed")
+@pytest.mark.parametrize("fit", [dawid_skene, mace])
+def test_it_fits_many_answers_with_the_compiled_engine_as_numpy_does(fit):
+    crowd = planted_crowd(seed=5, n_items=3000)  # 20 000 answers or so: "auto" compiles
+    ratings = as_long(np.array(crowd["rows"]), crowd["n_items"], crowd["n_annotators"])
+    ratings.value[::97] = nan  # blanks are ignored by both
+    base = fit(ratings, domain=range(crowd["k"]), engine="numpy")
+    fast = fit(ratings, domain=range(crowd["k"]), engine="compiled")
+    np.testing.assert_allclose(fast.posterior, base.posterior, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(competences(fast), competences(base), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(fast.labels.entropy, base.labels.entropy, rtol=0, atol=1e-9)
+    assert fast.iterations == base.iterations and labels(fast) == labels(base)
 
 
 def test_it_permutes_its_outputs_when_items_and_annotators_are_permuted():

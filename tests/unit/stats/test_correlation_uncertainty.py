@@ -7,8 +7,12 @@ import pytest
 from scipy import stats
 
 import core.stats.correlation_uncertainty
+from core.stats import _bootstrap_compiled
 from core.stats.correlation_uncertainty import (
+    _Pair,
+    _resample,
     bootstrap_correlation,
+    bootstrap_correlations,
     compare_metrics,
     williams_test,
 )
@@ -177,6 +181,54 @@ def test_it_takes_the_percentiles_of_scipys_resampled_correlations():
     assert [got.spearman_low, got.spearman_high] == pytest.approx(
         list(np.quantile(spearman, [0.025, 0.975])), abs=1e-12)
     assert got.n_undefined == 0 and got.n_items == 40
+
+
+@pytest.mark.skipif(not _bootstrap_compiled.AVAILABLE, reason="numba is not installed")
+@pytest.mark.parametrize("n", [3, 40, 2500])
+def test_its_compiled_engine_gives_scipys_resampled_correlations_too(n):
+    rng = np.random.default_rng(n)
+    x = np.round(rng.normal(size=n), 1)  # ties on both sides
+    y = np.round(x + rng.normal(size=n), 1)
+    got = bootstrap_correlation(x, y, rng=np.random.default_rng(7), n_resamples=120,
+                                engine="compiled")
+    pearson, spearman = naive_bootstrap(x, y, np.random.default_rng(7), 120)
+    defined = ~np.isnan(pearson)
+    assert got.n_undefined == int((~defined).sum())
+    if got.pearson_low is None:  # n = 3: most resamples are constant on a side
+        assert got.n_undefined * 2 > 120
+        return
+    assert [got.pearson_low, got.pearson_high] == pytest.approx(
+        list(np.quantile(pearson[defined], [0.025, 0.975])), abs=1e-12)
+    assert [got.spearman_low, got.spearman_high] == pytest.approx(
+        list(np.quantile(spearman[defined], [0.025, 0.975])), abs=1e-12)
+
+
+@pytest.mark.skipif(not _bootstrap_compiled.AVAILABLE, reason="numba is not installed")
+def test_its_engines_agree_on_every_resample_of_many_items():
+    rng = np.random.default_rng(3)
+    x = rng.random(5000)
+    y = np.round(x * 4 + rng.normal(size=5000), 0)  # a few distinct human means
+    pairs = {engine: _Pair.of(x, y) for engine in ("numpy", "compiled")}
+    for engine, pair in pairs.items():
+        _resample([pair], rng=np.random.default_rng(1), n_resamples=50, engine=engine)
+    np.testing.assert_allclose(pairs["compiled"].pearson, pairs["numpy"].pearson, atol=1e-12)
+    np.testing.assert_allclose(pairs["compiled"].spearman, pairs["numpy"].spearman, atol=1e-12)
+
+
+@pytest.mark.parametrize("engine", ["numpy", "compiled"] if _bootstrap_compiled.AVAILABLE
+                         else ["numpy"])
+def test_its_batch_gives_each_pair_the_interval_of_a_fresh_generator_of_the_seed(engine):
+    rng = np.random.default_rng(11)
+    human = np.round(rng.normal(size=60), 1)
+    other = human.copy()
+    other[5] = nan  # 59 items: drawn apart from the others
+    metrics = [human + rng.normal(size=60) for _ in range(3)]
+    pairs = [(metrics[0], human), (metrics[1], human), (metrics[2], other),
+             (metrics[0], other), ([1, 2, 3, 4], [2, 2, 2, 2])]
+    batch = bootstrap_correlations(pairs, seed=4, n_resamples=150, engine=engine)
+    alone = [bootstrap_correlation(x, y, rng=np.random.default_rng(4), n_resamples=150,
+                                   engine=engine) for x, y in pairs]
+    assert batch == alone  # bit for bit
 
 
 def test_its_interval_covers_the_true_correlation_about_95_percent_of_the_time():
