@@ -74,15 +74,19 @@ class AnnotatorPage:
 
 def annotator_page(document: Mapping[str, Any], *, name: str, question: str | None,
                    scale: str, answers: Sequence[Mapping[str, Any]],
-                   truncated: bool = False) -> AnnotatorPage:
+                   truncated: bool = False,
+                   labels: Sequence[Mapping[str, Any]] | None = None) -> AnnotatorPage:
     """Build the page of ``name`` from ``document`` as it reads for ``question``
     (`core.results.question_view`) and the annotator's ``answers``
-    (`analysis.selectors.annotator_answers`: every question's)."""
+    (`analysis.selectors.annotator_answers`: every question's).  ``labels``: the run's
+    ``item_labels`` records of the question for the annotator's items (a stored document keeps
+    them apart: `analysis.selectors.item_labels_for`); by default the document's own."""
     in_run = name in (document.get("annotators") or [])
-    labels: dict[str, dict[str, Mapping[str, Any]]] = defaultdict(dict)
-    for r in document.get("item_labels") or []:
+    source = (document.get("item_labels") or []) if labels is None else labels
+    by_item: dict[str, dict[str, Mapping[str, Any]]] = defaultdict(dict)
+    for r in source:
         if r.get("scale") == CONSENSUS_SCALE and r.get("method") in COMPETENCE_LABELS:
-            labels[str(r.get("item"))][r["method"]] = r
+            by_item[str(r.get("item"))][r["method"]] = r
     rows, seconds, seen = [], [], set()
     first: dict[str, float | None] = {}
     repeat: dict[str, float | None] = {}
@@ -98,7 +102,7 @@ def annotator_page(document: Mapping[str, Any], *, name: str, question: str | No
         value = None if a["value"] is None else float(a["value"])
         (first if a["presentation"] == 1 else repeat)[a["item"]] = value
         rows.append(ConsensusRow(a["item"], a["presentation"], value, bool(a["cant_judge"]),
-                                 dict(labels.get(a["item"], {})),
+                                 dict(by_item.get(a["item"], {})),
                                  None if ms is None else ms / 1000.0))
     agreement = {}
     for n, method in enumerate(COMPETENCE_LABELS):

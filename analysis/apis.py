@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import api_view, permission_classes
 from rest_framework.permissions import IsAuthenticated
@@ -15,7 +15,7 @@ from core.settings import AnalysisSettings, Knob, SettingsError, knobs
 from studies.selectors import StudyScopedMixin, study_get
 
 from .models import AnalysisRun
-from .selectors import latest_results
+from .selectors import document_run_id, item_records_page, latest_results
 from .services import analysis_run_create
 
 
@@ -115,3 +115,58 @@ def results(request, study_slug: str) -> Response:
     if document is None:
         raise Http404("No finished analysis yet: start a run.")
     return Response(document)
+
+
+ITEM_FILTERS = {"item_gaps": ("question", "scale", "aggregate", "metric", "item"),
+                "item_labels": ("question", "scale", "method", "item")}
+PAGE_MAX = 5000
+
+
+@extend_schema(
+    responses=OpenApiTypes.OBJECT,
+    parameters=[
+        OpenApiParameter("after", int, description="The place to continue after: the `next` of "
+                         "the previous page (default: from the first record)."),
+        OpenApiParameter("limit", int, description=f"Records per page, 1–{PAGE_MAX} (500)."),
+        *[OpenApiParameter(name, str, description=f"Only the records whose {name} is this.")
+          for name in dict.fromkeys(f for fields in ITEM_FILTERS.values() for f in fields)]],
+    description="One page of the latest run's per-item records, `item_gaps` or `item_labels` "
+                "(docs/results.md, \"Items stored apart\"), in the full document's order: "
+                "{section, run, results, next}; ask again with after=next until next is null.")
+@api_view(["GET"])
+@permission_classes([IsAuthenticated])
+def result_items(request, study_slug: str, section: str) -> Response:
+    """Page through the per-item records the results document keeps apart."""
+    study = study_get(user=request.user, slug=study_slug)
+    if section not in ITEM_FILTERS:
+        raise Http404(f"No such section: choose one of {', '.join(ITEM_FILTERS)}.")
+    params = request.query_params
+    problems: dict[str, list[str]] = {}
+    numbers = {}
+    for name, default, low, high in (("after", -1, -1, 2**31 - 1), ("limit", 500, 1, PAGE_MAX)):
+        raw = params.get(name, "")
+        try:
+            numbers[name] = default if raw == "" else int(raw)
+        except ValueError:
+            problems[name] = [f"must be a whole number, got {raw[:40]!r}"]
+            continue
+        if not low <= numbers[name] <= high:
+            problems[name] = [f"must be between {low} and {high}"]
+    for name in ITEM_FILTERS[section]:
+        value = params.get(name, "")
+        if "\x00" in value or len(value) > 1000:
+            problems[name] = ["must be text of at most 1000 characters, without NUL"]
+    unknown = sorted(set(params) - {"after", "limit", "format", *ITEM_FILTERS[section]})
+    for name in unknown:
+        problems[name[:40]] = [f"not a filter of {section}; use "
+                               f"{', '.join(ITEM_FILTERS[section])}"]
+    if problems:
+        return Response(problems, status=status.HTTP_400_BAD_REQUEST)
+    document = latest_results(study=study)
+    if document is None:
+        raise Http404("No finished analysis yet: start a run.")
+    match = {name: params[name] for name in ITEM_FILTERS[section] if name in params}
+    page, after = item_records_page(document=document, section=section,
+                                    after=numbers["after"], limit=numbers["limit"], **match)
+    return Response({"section": section, "run": document_run_id(document), "results": page,
+                     "next": after})

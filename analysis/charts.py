@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from core.results import question_keys, question_view
+from core.results import GAP_SAMPLE, question_keys, question_view
 from core.settings import LEVELS, RULES
 
 from .dashboard import rule_name, rule_set_name
@@ -714,7 +714,7 @@ def _gap_aggregate(records: list[Mapping[str, Any]]) -> str | None:
     return next((a for a in aggregates if isinstance(a, str)), None)
 
 
-MAX_SCATTER_POINTS = 2000  # per metric panel: the page embeds the data inline
+MAX_SCATTER_POINTS = GAP_SAMPLE  # per metric panel: the page embeds the data inline
 
 
 def _thin_scatter(rows: list[dict[str, Any]], metrics: list[str]) -> tuple[list[dict[str, Any]], int]:
@@ -732,8 +732,24 @@ def _thin_scatter(rows: list[dict[str, Any]], metrics: list[str]) -> tuple[list[
     return kept, left_out
 
 
+def _stored_gaps(ctx: _Context) -> tuple[list[Mapping[str, Any]], dict[str, int]]:
+    """The points of a stored document (`concord.results/3` without ``item_gaps``): its sample
+    of each metric's items plus its largest gaps, and each metric's items in all (from
+    ``metric_gaps``), by (aggregate, metric)."""
+    records = list(ctx.records("item_gap_sample", scale=ctx.scale))
+    seen = {(r.get("item"), r.get("metric"), r.get("aggregate")) for r in records}
+    records += [r for r in ctx.records("largest_gaps", scale=ctx.scale)
+                if (r.get("item"), r.get("metric"), r.get("aggregate")) not in seen]
+    totals = {f"{r.get('aggregate')}\t{r.get('metric')}": int(r["n_items"])
+              for r in ctx.records("metric_gaps", scale=ctx.scale, items="all")
+              if isinstance(r.get("n_items"), int)}
+    return records, totals
+
+
 def _gaps_scatter(ctx: _Context) -> Chart | None:
-    records = ctx.records("item_gaps", scale=ctx.scale)
+    full = isinstance(ctx.doc.get("item_gaps"), list)  # a full document, or one before /3
+    records, totals = ((ctx.records("item_gaps", scale=ctx.scale), {}) if full
+                       else _stored_gaps(ctx))
     aggregate = _gap_aggregate(records)
     records = [r for r in records if r.get("aggregate") == aggregate]
     if not records:
@@ -752,10 +768,14 @@ def _gaps_scatter(ctx: _Context) -> Chart | None:
     for metric in metrics:
         ranked = sorted((r for r in rows if r["metric"] == metric and r["abs_gap"] is not None
                          and r["human"] is not None and r["metric_value"] is not None),
-                        key=lambda r: -r["abs_gap"])
+                        key=lambda r: (-r["abs_gap"], r["item"]))
         for r in ranked[:3]:
             r["largest"] = True
-    rows, thinned = _thin_scatter(rows, metrics)
+    if full:
+        rows, thinned = _thin_scatter(rows, metrics)
+    else:  # already a sample: what it leaves out is what the run's item table holds beyond it
+        thinned = sum(max(0, totals.get(f"{aggregate}\t{m}", 0)
+                          - sum(1 for r in rows if r["metric"] == m)) for m in metrics)
     tooltip = [_tip("item"), _tip("metric"), _qtip("human", f"human {aggregate} (0–1)"),
                _qtip("metric_value", "metric"), _qtip("gap", "gap (metric − human)", "+.3f")]
     x_title, y_title = f"human {aggregate}, rescaled to 0–1", "metric value"
@@ -796,7 +816,7 @@ def _gaps_scatter(ctx: _Context) -> Chart | None:
         description += (
             f" With more than {MAX_SCATTER_POINTS} items a panel draws an evenly spaced sample of "
             f"at most {MAX_SCATTER_POINTS} of them plus the largest gaps ({thinned} points left "
-            f"out in all); every item's gap is in the results document (item_gaps).")
+            f"out in all); every item's gap is in the item-gaps export.")
     return _chart("gaps-scatter", "gaps", f"Metric vs human per item ({ctx.scale} scale)",
                   description, rows, concat=panels, columns=4)
 

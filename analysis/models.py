@@ -125,3 +125,82 @@ class LiveQuality(models.Model):
         return [label for flagged, label in ((self.too_fast, "too fast"),
                                              (self.straight_lining, "straight-lining"))
                 if flagged]
+
+
+class RunItem(models.Model):
+    """One item of a finished run, in the study's order, with the questions it was simple on and
+    its metric values.
+
+    With `ItemGap` and `ItemLabel`, the records of a run that grow with its number of items: the
+    run's document keeps their counts and summaries (``concord.results/3``, docs/results.md),
+    these tables the records, written in one COPY each when the run finishes.
+    """
+
+    run = models.ForeignKey(AnalysisRun, on_delete=models.CASCADE, related_name="run_items",
+                            db_index=False)
+    position = models.PositiveIntegerField()  # 0-based, the study's item order
+    item = models.TextField()  # the item's id (Item.external_id)
+    simple = models.JSONField(default=list)  # keys of the questions on which it is simple
+    # Its value of each metric of the document's ``item_gap_metrics`` (null: no gap), as the
+    # run compared them with the humans.
+    metrics = models.JSONField(default=list)
+
+    class Meta:
+        ordering = ["run", "position"]
+        constraints = [models.UniqueConstraint(fields=["run", "position"],
+                                               name="run_item_unique_position")]
+        indexes = [models.Index(fields=["run", "item"], name="run_item_item_idx")]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} item {self.item}"
+
+
+class ItemGap(models.Model):
+    """One item's human aggregate on one question × scale × aggregate of a run.
+
+    Each stands for the item's ``item_gaps`` records (docs/results.md): one per metric of
+    ``item_gap_metrics`` with a value in its `RunItem`, gap = metric value − ``human``; stored
+    once, not once per metric (seven times fewer rows for seven metrics).
+    """
+
+    run = models.ForeignKey(AnalysisRun, on_delete=models.CASCADE, related_name="item_gaps",
+                            db_index=False)
+    seq = models.PositiveIntegerField()  # its place among the run's rows, the records' order
+    question = models.CharField(max_length=40)
+    scale = models.TextField()
+    aggregate = models.CharField(max_length=10)  # mean | mode
+    position = models.PositiveIntegerField()  # the item: its RunItem's position
+    human = models.FloatField()  # the human aggregate rescaled to [0, 1]
+
+    class Meta:
+        ordering = ["run", "seq"]
+        constraints = [models.UniqueConstraint(fields=["run", "seq"], name="item_gap_unique_seq")]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} {self.question} {self.scale} {self.aggregate} #{self.position}"
+
+
+class ItemLabel(models.Model):
+    """One item's aggregated label of a run (an ``item_labels`` record of docs/results.md)."""
+
+    run = models.ForeignKey(AnalysisRun, on_delete=models.CASCADE, related_name="item_labels",
+                            db_index=False)
+    seq = models.PositiveIntegerField()  # the record's place in the full document's item_labels
+    question = models.CharField(max_length=40)
+    scale = models.TextField()
+    method = models.CharField(max_length=20)  # dawid_skene | mace
+    item = models.TextField()
+    label = models.FloatField(null=True)
+    probability = models.FloatField(null=True)
+    entropy = models.FloatField(null=True)
+    n = models.PositiveIntegerField()  # answers to the item
+    reason = models.TextField(blank=True)  # why label is null
+
+    class Meta:
+        ordering = ["run", "seq"]
+        constraints = [models.UniqueConstraint(fields=["run", "seq"],
+                                               name="item_label_unique_seq")]
+        indexes = [models.Index(fields=["run", "item"], name="item_label_item_idx")]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} {self.item} {self.method} {self.label}"

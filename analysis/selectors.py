@@ -2,90 +2,246 @@
 
 from __future__ import annotations
 
+import io
+from collections.abc import Iterator
+from typing import Any
+
 import numpy as np
 from django.db import connections, router
 
 from annotation.models import Answer, Response
-from core.data import QuestionData, StudyData, item_columns, question_data_from_answers
+from core.data import (
+    ANALYSED_META,
+    ItemColumns,
+    QuestionData,
+    StudyData,
+    concat_item_columns,
+    item_columns,
+    question_data_from_answers,
+)
+from core.results import expand_gaps
 from studies.models import Item, Participant, Question, Study
 from studies.selectors import pseudonyms
 
-# One row per answer of an answered presentation, in the order of the presentation's first
-# response (the order the analysis lists annotators in; they are named by their stored pseudonyms), with the first
-# response's active time (time is measured on the first answer) and the current revision's
-# answers to every question.  A presentation without any stored answer is not a row, nor is an
-# answer to a screening or attention-check item (those never enter the main statistics).
+# One row per answer of an answered presentation (unordered: the loader sorts by the first
+# response's id, the order the analysis lists annotators in; they are named by their stored
+# pseudonyms), with the first response's active time (time is measured on the first answer)
+# and the current revision's answers to every question.  A presentation without any stored
+# answer is not a row, nor is an answer to a screening or attention-check item (those never
+# enter the main statistics).  Nearly every presentation has one revision, which is both the
+# first and the current: the UNION's first part takes those without joining the table to
+# itself (a three-column join PostgreSQL misestimates into a million index look-ups), the
+# second the few that were revised.
 _ANSWERS_SQL = """
-SELECT first.id, first.participant_id, first.item_id, first.presentation, first.active_ms,
+SELECT f.first_id, f.participant_id, f.item_id, f.presentation, f.active_ms,
        answer.question_id, answer.value, answer.missing
-FROM {response} first
-JOIN {participant} p ON p.id = first.participant_id
-JOIN {item} i ON i.id = first.item_id AND i.role = 'main'
-JOIN {response} current ON current.participant_id = first.participant_id
-     AND current.item_id = first.item_id AND current.presentation = first.presentation
-     AND current.is_current
-JOIN {answer} answer ON answer.response_id = current.id
-WHERE p.study_id = %s AND first.revision = 1
-ORDER BY first.id
+FROM (
+    SELECT r.id AS first_id, r.participant_id, r.item_id, r.presentation, r.active_ms,
+           r.id AS current_id
+    FROM {response} r JOIN {participant} p ON p.id = r.participant_id
+    WHERE p.study_id = {study} AND r.revision = 1 AND r.is_current
+    UNION ALL
+    SELECT r.id, r.participant_id, r.item_id, r.presentation, r.active_ms, current.id
+    FROM {response} r JOIN {participant} p ON p.id = r.participant_id
+    JOIN {response} current ON current.participant_id = r.participant_id
+         AND current.item_id = r.item_id AND current.presentation = r.presentation
+         AND current.is_current
+    WHERE p.study_id = {study} AND r.revision = 1 AND NOT r.is_current
+) f
+JOIN {item} i ON i.id = f.item_id AND i.role = 'main'
+JOIN {answer} answer ON answer.response_id = f.current_id
 """
+_ANSWER_COLUMNS = ("first", "participant", "item", "presentation", "active_ms", "question",
+                   "value", "missing")
+
+
+def _answer_rows(study: Study) -> dict[str, np.ndarray]:
+    """The rows of `_ANSWERS_SQL` as columns: integers, floats (nan = null) and, for
+    ``missing``, whether the answer is "can't judge".
+
+    PostgreSQL sends them as CSV text in chunks of a few thousand responses (`_CHUNKS_SQL`),
+    which Arrow's CSV reader parses in C as they arrive: no Python object per answer, and a few
+    hundred Python calls for 10⁷ answers (a ``COPY … TO STDOUT`` hands Python one message per
+    row: 5 s of the 6 s it took at 10⁶). SQLite, the embedded default for small studies,
+    fetches them.
+    """
+    # The study's primary key is an integer from the database, never input.
+    sql = _ANSWERS_SQL.format(response=Response._meta.db_table, answer=Answer._meta.db_table,
+                              participant=Participant._meta.db_table, item=Item._meta.db_table,
+                              study=int(study.pk))
+    connection = connections[router.db_for_read(Response)]
+    if connection.vendor == "postgresql":
+        return _chunked_rows(connection, _CHUNKS_SQL.format(answers=sql))
+    with connection.cursor() as cursor:
+        cursor.execute(sql)
+        rows = cursor.fetchall()
+    columns = list(zip(*rows, strict=True)) if rows else [()] * len(_ANSWER_COLUMNS)
+    out = {name: np.array(col, dtype=np.int64) for name, col in
+           zip(_ANSWER_COLUMNS[:4], columns[:4], strict=True)}
+    out["active_ms"] = np.array([np.nan if v is None else v for v in columns[4]], dtype=float)
+    out["question"] = np.array(columns[5], dtype=np.int64)
+    out["value"] = np.array([np.nan if v is None else v for v in columns[6]], dtype=float)
+    out["cant_judge"] = np.array([m == Answer.Missing.CANT_JUDGE for m in columns[7]], bool)
+    return out
+
+
+# The answers as CSV lines (null: an empty field; every field a number or a word of
+# Answer.Missing, so nothing to quote), a chunk of lines per row: responses grouped by their
+# id's block of CHUNK_IDS, so a chunk holds at most that many responses' answers.
+CHUNK_IDS = 8192
+_CHUNKS_SQL = """
+SELECT string_agg(concat_ws(',', f.first_id, f.participant_id, f.item_id, f.presentation,
+                            coalesce(f.active_ms::text, ''), f.question_id,
+                            coalesce(f.value::text, ''), f.missing), E'\n')
+FROM ({answers}) f
+GROUP BY f.first_id / """ + str(CHUNK_IDS)
+
+
+class _ChunkStream(io.RawIOBase):
+    """A readable file over text chunks (what Arrow's reader reads from), a line end after
+    each."""
+
+    def __init__(self, chunks: Iterator[str]) -> None:
+        self.chunks = chunks
+        self.pending = memoryview(b"")
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while not self.pending:
+            chunk = next(self.chunks, None)
+            if chunk is None:
+                return 0
+            self.pending = memoryview((chunk + "\n").encode())
+        size = min(len(buffer), len(self.pending))
+        buffer[:size] = self.pending[:size]
+        self.pending = self.pending[size:]
+        return size
+
+
+def _chunked_rows(connection: Any, sql: str) -> dict[str, np.ndarray]:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as pa_csv
+
+    types = {"first": pa.int64(), "participant": pa.int64(), "item": pa.int64(),
+             "presentation": pa.int64(), "active_ms": pa.float64(), "question": pa.int64(),
+             "value": pa.float64(), "missing": pa.string()}
+    # A server-side cursor (Django's, as `.iterator()` uses): a few chunks in memory at a time.
+    plain = connection.settings_dict.get("DISABLE_SERVER_SIDE_CURSORS")
+    with (connection.cursor() if plain else connection.chunked_cursor()) as cursor:
+        cursor.execute(sql)
+
+        def chunks() -> Iterator[str]:
+            while batch := cursor.fetchmany(4):
+                for (text,) in batch:
+                    if text:
+                        yield text
+
+        stream = io.BufferedReader(_ChunkStream(chunks()), buffer_size=1 << 20)
+        if stream.peek(1):
+            table = pa_csv.open_csv(
+                stream,
+                read_options=pa_csv.ReadOptions(column_names=list(_ANSWER_COLUMNS),
+                                                block_size=8 << 20),
+                parse_options=pa_csv.ParseOptions(quote_char=False),
+                convert_options=pa_csv.ConvertOptions(column_types=types,
+                                                      strings_can_be_null=False)).read_all()
+        else:  # no answer at all (Arrow refuses an empty file)
+            table = pa.table({name: pa.array([], type) for name, type in types.items()})
+    out = {name: table[name].to_numpy() for name in _ANSWER_COLUMNS[:4]}
+    out["question"] = table["question"].to_numpy()
+    for name in ("active_ms", "value"):  # null → nan
+        out[name] = table[name].to_numpy(zero_copy_only=False).astype(float)
+    out["cant_judge"] = pc.equal(table["missing"], Answer.Missing.CANT_JUDGE.value).to_numpy(
+        zero_copy_only=False)
+    return out
 
 
 def study_questions(*, study: Study) -> list[QuestionData]:
     """Load a study's items and every question's answers as arrays, questions in order.
 
     Four queries at most: the items, the questions (cached on ``study``), the answers, the
-    pseudonyms.  Every
-    question shares the study's rows (one per answered presentation); a question a response
-    did not answer is a blank there.  Only the last revision of an answer counts; its time is
-    the first revision's.
+    pseudonyms.  Every question shares the study's rows (one per answered presentation, in the
+    order of its first response); a question a response did not answer is a blank there.  Only
+    the last revision of an answer counts; its time is the first revision's.
     """
     questions = study.question_list
-    items = list(Item.objects.filter(study=study, role=Item.Role.MAIN).order_by("position")
-                 .values_list("id", "external_id", "is_control", "metrics", "features", "meta",
-                              "text", "text_a", "text_b"))
-    index = {pk: n for n, (pk, *_) in enumerate(items)}
-    column = {q.pk: n for n, q in enumerate(questions)}
-    sql = _ANSWERS_SQL.format(response=Response._meta.db_table, answer=Answer._meta.db_table,
-                              participant=Participant._meta.db_table,
-                              item=Item._meta.db_table)
-    rows: list[list] = [[], [], [], []]
-    values: list[list[float]] = [[] for _ in questions]
-    cant_judge: list[list[bool]] = [[] for _ in questions]
-    last = None
-    with connections[router.db_for_read(Response)].cursor() as cursor:
-        cursor.execute(sql, [study.pk])
-        while batch := cursor.fetchmany(5000):
-            for first, participant, item_pk, presentation, active_ms, question, value, \
-                    missing in batch:
-                if first != last:  # a new presentation: every question blank until answered
-                    last = first
-                    rows[0].append(participant)
-                    rows[1].append(index[item_pk])
-                    rows[2].append(presentation)
-                    rows[3].append(np.nan if active_ms is None else active_ms)
-                    for n in range(len(questions)):
-                        values[n].append(np.nan)
-                        cant_judge[n].append(False)
-                n = column[question]
-                values[n][-1] = np.nan if value is None else value
-                cant_judge[n][-1] = missing == Answer.Missing.CANT_JUDGE
+    item_pks, columns = _item_columns(study)
+    rows = _answer_rows(study)
+    # Presentations in the order of their first response; a presentation's answers together.
+    order = np.argsort(rows["first"], kind="stable")
+    first = rows["first"][order]
+    starts = np.flatnonzero(np.r_[True, first[1:] != first[:-1]]) if first.size \
+        else np.zeros(0, np.int64)
+    presentation_of = np.cumsum(np.r_[False, first[1:] != first[:-1]]) if first.size \
+        else np.zeros(0, np.int64)
+    pick = order[starts]
+    by_pk = np.argsort(item_pks)
+    item = by_pk[np.searchsorted(item_pks, rows["item"][pick], sorter=by_pk)] \
+        if pick.size else np.zeros(0, np.int64)
+    question_pks = np.array([q.pk for q in questions], dtype=np.int64)
+    asked = np.argsort(question_pks)
+    column = asked[np.searchsorted(question_pks, rows["question"][order], sorter=asked)] \
+        if order.size else np.zeros(0, np.int64)
+    values = np.full((len(questions), starts.size), np.nan)
+    cant_judge = np.zeros((len(questions), starts.size), bool)
+    values[column, presentation_of] = rows["value"][order]
+    cant_judge[column, presentation_of] = rows["cant_judge"][order]
+    participant, presentation = rows["participant"][pick], rows["presentation"][pick]
+    active_ms = rows["active_ms"][pick]
+    del rows, order, first, presentation_of, column  # the answers' rows: their copies are made
     data = question_data_from_answers(
-        item_columns([external for _, external, *_ in items],
-                     [control for _, _, control, *_ in items],
-                     [row[3] for row in items], [row[4] for row in items],
-                     [row[5] for row in items],
-                     texts=[" ".join(row[6:9]) for row in items]),
-        participant=np.array(rows[0], dtype=np.int64),
-        item=np.array(rows[1], dtype=np.int64),
-        presentation=np.array(rows[2], dtype=np.int64),
-        active_ms=np.array(rows[3], dtype=float),
-        values={q.key: np.array(v, dtype=float) for q, v in zip(questions, values, strict=True)},
-        cant_judge={q.key: np.array(c, dtype=bool)
-                    for q, c in zip(questions, cant_judge, strict=True)},
+        columns,
+        participant=participant,
+        item=item,
+        presentation=presentation,
+        active_ms=active_ms,
+        values={q.key: values[n] for n, q in enumerate(questions)},
+        cant_judge={q.key: cant_judge[n] for n, q in enumerate(questions)},
         names=pseudonyms(study=study),
     )
     return [QuestionData(key=q.key, data=data[q.key], values=tuple(q.domain),
                          reductions=q.reduction_maps(), prompt=q.prompt) for q in questions]
+
+
+ITEM_CHUNK = 20_000  # items read and turned into columns at a time
+
+
+def _item_columns(study: Study) -> tuple[np.ndarray, ItemColumns]:
+    """The study's main items in order: their primary keys and their columns.
+
+    Read in chunks through a server-side cursor, each turned into columns at once (`item_columns`,
+    then `concat_item_columns`): a million items held as rows of decoded JSON took 2.6 GB.  Of
+    an item's ``meta`` only what the analyses read is kept (`ANALYSED_META`)."""
+    rows = (Item.objects.filter(study=study, role=Item.Role.MAIN).order_by("position")
+            .values_list("id", "external_id", "is_control", "metrics", "features", "meta",
+                         "text", "text_a", "text_b"))
+    pks: list[int] = []
+    parts: list[ItemColumns] = []
+    shared: dict[tuple, dict] = {}  # identical kept metas are one object
+    chunk: list[tuple] = []
+
+    def flush() -> None:
+        metas = []
+        for row in chunk:
+            kept = {k: row[5][k] for k in ANALYSED_META if k in (row[5] or {})}
+            key = tuple(sorted((k, repr(v)) for k, v in kept.items()))
+            metas.append(shared.setdefault(key, kept))
+        parts.append(item_columns([row[1] for row in chunk], [row[2] for row in chunk],
+                                  [row[3] for row in chunk], [row[4] for row in chunk], metas,
+                                  texts=[" ".join(row[6:9]) for row in chunk]))
+        pks.extend(row[0] for row in chunk)
+        chunk.clear()
+
+    for row in rows.iterator(chunk_size=ITEM_CHUNK):
+        chunk.append(row)
+        if len(chunk) == ITEM_CHUNK:
+            flush()
+    if chunk:
+        flush()
+    return np.array(pks, dtype=np.int64), concat_item_columns(parts)
 
 
 def study_data(*, study: Study, question: Question | None = None) -> StudyData:
@@ -170,3 +326,193 @@ def study_checks(*, study: Study) -> list[dict]:
             .values_list("pseudonym_number", "checks_answered", "checks_failed", "stopped_at"))
     return [{"annotator": f"A{n}", "answered": answered, "failed": failed,
              "stopped": stopped is not None} for n, answered, failed, stopped in rows]
+
+
+# --------------------------------------------------------------------------- item records
+# A run of `concord.results/3` stores the records that grow with the items in their own tables
+# (analysis.models.RunItem, ItemGap, ItemLabel); a document before /3 holds them itself.
+
+
+LABEL_FIELDS = ("question", "scale", "method", "item", "label", "probability", "entropy", "n",
+                "reason")
+ITEM_RECORD_SECTIONS = ("item_gaps", "item_labels")
+FETCH = 5000  # rows per fetch when streaming a run's item records
+
+
+def document_run_id(document: dict) -> int | None:
+    """The run a results document was built by (its ``study.run``), or None."""
+    run = (document.get("study") or {}).get("run") if isinstance(document, dict) else None
+    return run if isinstance(run, int) and not isinstance(run, bool) else None
+
+
+def _label_record(row: tuple) -> dict:
+    record = dict(zip(LABEL_FIELDS, row, strict=True))
+    if not record["reason"]:
+        del record["reason"]
+    return record
+
+
+def _check_section(section: str) -> None:
+    if section not in ITEM_RECORD_SECTIONS:
+        raise ValueError(f"{section!r} is not a section of item records; choose one of "
+                         f"{', '.join(ITEM_RECORD_SECTIONS)}")
+
+
+def _gap_metrics(document: dict) -> list[str]:
+    metrics = document.get("item_gap_metrics")
+    return [m for m in metrics if isinstance(m, str)] if isinstance(metrics, list) else []
+
+
+def _gap_chunks(run: int, metrics: list[str], *, after_seq: int, match: dict
+                ) -> Iterator[tuple[int, list[dict]]]:
+    """Yield (seq, its records) of a run's `ItemGap` rows after ``after_seq``, in order, FETCH
+    rows a query: each row and its item's metric values (`RunItem`) give one record per metric
+    with a value (`core.results.expand_gaps`), filtered by ``match``."""
+    from .models import ItemGap, RunItem
+
+    rows = ItemGap.objects.filter(run_id=run, **{k: match[k] for k in ("question", "scale",
+                                                                       "aggregate") if k in match})
+    if "item" in match:
+        rows = rows.filter(position__in=RunItem.objects.filter(
+            run_id=run, item=match["item"]).values("position"))
+    last = after_seq
+    while True:
+        chunk = list(rows.filter(seq__gt=last).order_by("seq")
+                     .values_list("seq", "question", "scale", "aggregate", "position",
+                                  "human")[:FETCH])
+        if not chunk:
+            return
+        items = {position: (item, values) for position, item, values in RunItem.objects.filter(
+            run_id=run, position__in={row[4] for row in chunk})
+            .values_list("position", "item", "metrics")}
+        for seq, question, scale, aggregate, position, human in chunk:
+            item, values = items.get(position, ("", []))
+            if len(values) != len(metrics):  # a damaged run: nothing to expand
+                values = [None] * len(metrics)
+            yield seq, [{"question": question, "item": item, "scale": scale,
+                         "aggregate": aggregate, "metric": metric, "human": human,
+                         "metric_value": value, "gap": gap}
+                        for metric, value, gap in expand_gaps(metrics, values, human)
+                        if match.get("metric", metric) == metric]
+        last = chunk[-1][0]
+
+
+def item_records(*, document: dict, section: str, **match) -> Iterator[dict]:
+    """Yield every record of ``section`` (``item_gaps`` or ``item_labels``) of the run that built
+    ``document``, in the full document's order, streamed (bounded memory), with the records
+    matching ``match`` (field=value) only; a document before /3 yields its own records."""
+    from .models import ItemLabel
+
+    _check_section(section)
+    inline = document.get(section)
+    if isinstance(inline, list):
+        yield from (r for r in inline if all(r.get(k) == v for k, v in match.items()))
+        return
+    run = document_run_id(document)
+    if run is None:
+        return
+    if section == "item_gaps":
+        for _, records in _gap_chunks(run, _gap_metrics(document), after_seq=-1, match=match):
+            yield from records
+        return
+    rows = ItemLabel.objects.filter(run_id=run, **match).order_by("seq").values_list(
+        *LABEL_FIELDS)
+    for row in rows.iterator(chunk_size=FETCH):
+        yield _label_record(row)
+
+
+def item_records_page(*, document: dict, section: str, after: int = -1, limit: int = 500,
+                      **match) -> tuple[list[dict], int | None]:
+    """One page of a run's item records: up to ``limit`` records after the place ``after``,
+    and the place to ask for next (None at the end).
+
+    A place is a record's position in the full document's order: for labels its ``seq``, for
+    gaps its row's ``seq`` × the number of metrics + the metric's index in
+    ``item_gap_metrics``; a page is one index range scan however far it is."""
+    from .models import ItemLabel
+
+    _check_section(section)
+    inline = document.get(section)
+    if isinstance(inline, list):
+        chosen = [(n, r) for n, r in enumerate(inline)
+                  if n > after and all(r.get(k) == v for k, v in match.items())][:limit + 1]
+        page = [r for _, r in chosen[:limit]]
+        return page, chosen[limit - 1][0] if len(chosen) > limit else None
+    run = document_run_id(document)
+    if run is None:
+        return [], None
+    if section == "item_labels":
+        rows = list(ItemLabel.objects.filter(run_id=run, seq__gt=after, **match)
+                    .order_by("seq").values_list("seq", *LABEL_FIELDS)[:limit + 1])
+        page = [_label_record(row[1:]) for row in rows[:limit]]
+        return page, rows[limit - 1][0] if len(rows) > limit else None
+    metrics = _gap_metrics(document)
+    stride = max(1, len(metrics))
+    places: list[tuple[int, dict]] = []
+    for seq, records in _gap_chunks(run, metrics, after_seq=after // stride - 1, match=match):
+        for record in records:
+            place = seq * stride + metrics.index(record["metric"])
+            if place > after:
+                places.append((place, record))
+        if len(places) > limit:
+            break
+    page = [record for _, record in places[:limit]]
+    return page, places[limit - 1][0] if len(places) > limit else None
+
+
+def item_record_count(*, document: dict, section: str) -> int:
+    """How many records of ``section`` the run holds (the document's count, else one query)."""
+    from .models import ItemLabel
+
+    _check_section(section)
+    inline = document.get(section)
+    if isinstance(inline, list):
+        return len(inline)
+    counted = (document.get("counts") or {}).get(section)
+    if isinstance(counted, int):
+        return counted
+    run = document_run_id(document)
+    if run is None or section == "item_gaps":
+        return 0
+    return ItemLabel.objects.filter(run_id=run).count()
+
+
+def item_labels_for(*, document: dict, items: list[str], scale: str) -> list[dict]:
+    """The aggregated labels of ``items`` on ``scale``, every question and model (one query)."""
+    if isinstance(document.get("item_labels"), list):
+        wanted = set(items)
+        return [r for r in document["item_labels"]
+                if r.get("scale") == scale and r.get("item") in wanted]
+    from .models import ItemLabel
+
+    run = document_run_id(document)
+    if run is None or not items:
+        return []
+    rows = (ItemLabel.objects.filter(run_id=run, scale=scale, item__in=sorted(set(items)))
+            .order_by("seq").values_list(*LABEL_FIELDS))
+    return [_label_record(row) for row in rows]
+
+
+def full_document(*, document: dict) -> dict:
+    """Return the full results document of a run (docs/results.md): ``document`` with its items,
+    simple items, per-item gaps and labels put back from the run's tables.  Its size grows with
+    the items: for tests, bundles' replay checks and small studies; a large study pages."""
+    if isinstance(document.get("item_gaps"), list):
+        return document
+    from .models import RunItem
+
+    run = document_run_id(document)
+    full = dict(document)
+    items = list(RunItem.objects.filter(run_id=run).order_by("position")
+                 .values_list("item", "simple")) if run is not None else []
+    entries = []
+    for entry in document.get("questions") or []:
+        entry = dict(entry)
+        entry["simple_items"] = [item for item, simple in items if entry["key"] in simple]
+        entries.append(entry)
+    full["questions"] = entries
+    full["items"] = [item for item, _ in items]
+    full["simple_items"] = entries[0]["simple_items"] if entries else []
+    full["item_gaps"] = list(item_records(document=document, section="item_gaps"))
+    full["item_labels"] = list(item_records(document=document, section="item_labels"))
+    return full

@@ -7,22 +7,25 @@ that protocol is `analysis.fanout`, which finishes the run through `analysis_run
 from __future__ import annotations
 
 import functools
+import io
+import json
 import subprocess
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from django.conf import settings as django_settings
-from django.db import transaction
+from django.db import connections, router, transaction
 from django.utils import timezone
 
-from core.results import SectionClock, build_results
+from core.results import ItemRecords, SectionClock, build_results_split
 from core.settings import AnalysisSettings
 from jobs.services import job_done, job_fail, job_progress, job_send, job_start
 from studies.models import Study
 
-from .models import AnalysisRun
+from .models import AnalysisRun, ItemGap, ItemLabel, RunItem
 from .selectors import QuestionData, study_checks, study_questions
 
 
@@ -158,7 +161,7 @@ def analysis_run_complete(*, run: AnalysisRun, data: list[QuestionData] | None =
         if data is None:
             data = study_questions(study=study)
         loaded = time.perf_counter()
-        document = build_results(
+        document, records = build_results_split(
             data,
             settings=run.settings,
             study={"slug": study.slug, "title": study.title, "run": run.pk,
@@ -180,6 +183,138 @@ def analysis_run_complete(*, run: AnalysisRun, data: list[QuestionData] | None =
                **(timings or {})}
     # Only the first to finish records the run: a duplicate delivery running at the same time
     # (a broker redelivering after its visibility timeout) computed the same and writes nothing.
-    job_done(model=AnalysisRun, job_id=run.pk, results=document, timings=timings)
+    # The item records go in with the document, in one transaction: all of them or none.
+    stored = time.perf_counter()
+    with transaction.atomic():
+        if job_done(model=AnalysisRun, job_id=run.pk, results=document, timings=timings):
+            item_records_store(run_id=run.pk, records=records)
+            timings["store_s"] = round(time.perf_counter() - stored, 4)
+            AnalysisRun.objects.filter(pk=run.pk).update(timings=timings)
     run.refresh_from_db()
     return run
+
+
+def _write_rows(cursor, table: str, columns: tuple[str, ...], rows) -> None:
+    """Write ``rows`` (tuples in ``columns`` order) into ``table`` with INSERTs in batches (the
+    embedded SQLite; PostgreSQL takes `_copy_tables`)."""
+    names = ", ".join(columns)
+    sql = f"INSERT INTO {table} ({names}) VALUES ({', '.join(['%s'] * len(columns))})"  # noqa: S608 (model tables and columns, no input)
+    batch: list[tuple] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) == 5000:
+            cursor.executemany(sql, batch)
+            batch = []
+    if batch:
+        cursor.executemany(sql, batch)
+
+
+def _copy_tables(cursor, table: str, columns: tuple[str, ...], tables) -> None:
+    """COPY Arrow ``tables`` (columns in ``columns`` order) into ``table`` as CSV: Arrow writes
+    each block of rows in C (floats in their shortest exact form, null as an empty field, text
+    quoted where needed), PostgreSQL parses it; no Python object per row."""
+    import pyarrow.csv as pa_csv
+
+    options = pa_csv.WriteOptions(include_header=False, quoting_style="needed")
+    with cursor.cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN "
+                            "WITH (FORMAT csv)") as copy:
+        for block in tables:
+            buffer = io.BytesIO()
+            pa_csv.write_csv(block, buffer, write_options=options)
+            copy.write(buffer.getvalue())
+
+
+GAP_COLUMNS = ("run_id", "seq", "question", "scale", "aggregate", "position", "human")
+LABEL_COLUMNS = ("run_id", "seq", "question", "scale", "method", "item", "label", "probability",
+                 "entropy", "n", "reason")
+ITEM_COLUMNS = ("run_id", "position", "item", "simple", "metrics")
+
+
+def _repeated(text: str, n: int):
+    """``text`` n times as an Arrow column, without n Python strings (a dictionary of one)."""
+    import pyarrow as pa
+
+    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array([text]))
+
+
+def _arrow_gaps(run_id: int, records: ItemRecords):
+    import pyarrow as pa
+
+    seq = 0
+    for question, scale, aggregate, items, human in records.human_blocks():
+        n = int(items.size)
+        yield pa.table([
+            pa.array(np.full(n, run_id, np.int64)), pa.array(np.arange(seq, seq + n)),
+            _repeated(question, n), _repeated(scale, n), _repeated(aggregate, n),
+            pa.array(items, pa.int64()), pa.array(human, pa.float64())],
+            names=list(GAP_COLUMNS))
+        seq += n
+
+
+def _arrow_labels(run_id: int, records: ItemRecords):
+    import pyarrow as pa
+
+    ids = pa.array(records.item_ids, pa.string())
+    seq = 0
+    for block in records.labels:
+        labels, n = block.labels, len(block.labels)
+        unanswered = labels.n == 0
+
+        def floats(values: np.ndarray, unanswered=unanswered) -> pa.Array:
+            return pa.array(values, pa.float64(), mask=unanswered)  # null where no answers
+
+        yield pa.table([
+            pa.array(np.full(n, run_id, np.int64)), pa.array(np.arange(seq, seq + n)),
+            _repeated(block.question, n), _repeated(block.scale, n), _repeated(block.method, n),
+            ids, floats(labels.label), floats(labels.probability), floats(labels.entropy),
+            pa.array(labels.n, pa.int64()),
+            pa.DictionaryArray.from_arrays(pa.array(unanswered.astype(np.int32)),
+                                           pa.array(["", labels.REASON_UNANSWERED]))],
+            names=list(LABEL_COLUMNS))
+        seq += n
+
+
+def _item_json(rows) -> tuple[list[str], list[str], list[str]]:
+    """The items' ids, and their ``simple`` and ``metrics`` as JSON texts (floats in their
+    shortest exact form, so the stored values are the run's)."""
+    ids, simple, metrics = [], [], []
+    for _, item, keys, values in rows:
+        ids.append(item)
+        simple.append(json.dumps(keys))
+        metrics.append(json.dumps(values))
+    return ids, simple, metrics
+
+
+def _arrow_items(run_id: int, records: ItemRecords):
+    import pyarrow as pa
+
+    ids, simple, metrics = _item_json(records.item_rows())
+    yield pa.table([pa.array(np.full(len(ids), run_id, np.int64)),
+                    pa.array(np.arange(len(ids)), pa.int64()), pa.array(ids, pa.string()),
+                    pa.array(simple, pa.string()), pa.array(metrics, pa.string())],
+                   names=list(ITEM_COLUMNS))
+
+
+def item_records_store(*, run_id: int, records: ItemRecords) -> None:
+    """Write a run's item records to its tables (``RunItem``, ``ItemGap``, ``ItemLabel``), in
+    the full document's order, in place of any it had (a run computed again replaces them); call
+    it inside the transaction that records the run.  PostgreSQL: one COPY per table."""
+    for model in (RunItem, ItemGap, ItemLabel):
+        model.objects.filter(run_id=run_id).delete()
+    connection = connections[router.db_for_write(ItemGap)]
+    tables = ((RunItem, ITEM_COLUMNS), (ItemGap, GAP_COLUMNS), (ItemLabel, LABEL_COLUMNS))
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            for (model, columns), blocks in zip(tables, (_arrow_items(run_id, records),
+                                                         _arrow_gaps(run_id, records),
+                                                         _arrow_labels(run_id, records)),
+                                                strict=True):
+                _copy_tables(cursor, model._meta.db_table, columns, blocks)
+            return
+        rows = (((run_id, n, item, json.dumps(simple), json.dumps(metrics))
+                 for n, item, simple, metrics in records.item_rows()),
+                ((run_id, n, *row) for n, row in enumerate(records.human_rows())),
+                ((run_id, n, *row[:-1], row[-1] or "")
+                 for n, row in enumerate(records.label_rows())))
+        for (model, columns), chunk in zip(tables, rows, strict=True):
+            _write_rows(cursor, model._meta.db_table, columns, chunk)

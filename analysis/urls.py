@@ -28,5 +28,7 @@ urlpatterns = [
     path("methods/references/", views.references, name="references"),
     path("methods/<slug:name>/", views.method, name="method"),
     path("api/studies/<slug:study_slug>/results/", apis.results, name="results"),
+    path("api/studies/<slug:study_slug>/results/items/<str:section>/", apis.result_items,
+         name="result_items"),
     path("api/", include(router.urls)),
 ]

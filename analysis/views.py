@@ -25,11 +25,11 @@ from studies.selectors import Role, study_get
 
 from . import dashboard as tables
 from . import methods
-from .annotator import annotator_page
+from .annotator import CONSENSUS_SCALE, annotator_page
 from .charts import annotator_timing_chart, build_charts, chart_data
 from .forms import RunForm
 from .models import AnalysisRun
-from .selectors import ANNOTATOR_ROWS, annotator_answers, latest_run
+from .selectors import ANNOTATOR_ROWS, annotator_answers, item_labels_for, latest_run
 from .services import analysis_run_create
 
 RECENT_RUNS = 5
@@ -80,6 +80,21 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
                "people": people, "document": document}
     if document is not None:
         question, document, scale = _selection(request, document)
+        # A crowd's thousands of annotators: their tables and charts show SHOWN_ANNOTATORS,
+        # the flagged first, unless the page is asked for all of them.
+        everyone = request.GET.get("annotators") == "all"
+        shown = tables.shown_annotators(document, limit=None if everyone
+                                        else tables.SHOWN_ANNOTATORS)
+        if shown is not None:
+            flagged = set(tables.flagged_annotators(document))
+            params = request.GET.copy()
+            params["annotators"] = "all"
+            named = [a for a in shown if a in flagged]
+            context["annotators_shown"] = {
+                "shown": len(shown), "total": len(document.get("annotators", [])),
+                "flagged": len(named), "flagged_names": named if len(named) <= 10 else [],
+                "others": len(shown) - len(named), "query": params.urlencode()}
+            document = tables.with_annotators(document, shown)
         pooled, timing = tables.timing_rows(document)
         rules, flags = tables.flag_rows(document)
         features, weights = tables.weight_table(document, scale=scale)
@@ -147,8 +162,14 @@ def annotator(request: HttpRequest, slug: str, pseudonym: str) -> HttpResponse:
     finished = latest_run(study=study)
     answers = annotator_answers(participant_id=participant.pk)
     question, document, scale = _selection(request, finished.results if finished else {})
+    key = document.get("question")
+    labels = [r for r in item_labels_for(document=finished.results if finished else {},
+                                         items=[a["item"] for a in answers],
+                                         scale=CONSENSUS_SCALE)
+              if r.get("question") in (key, None)]
     page = annotator_page(document, name=pseudonym, question=question, scale=scale,
-                          answers=answers, truncated=len(answers) >= ANNOTATOR_ROWS)
+                          answers=answers, truncated=len(answers) >= ANNOTATOR_ROWS,
+                          labels=labels)
     floor = ((document.get("settings") or {}).get("quality") or {}).get("too_fast") or {}
     chart = annotator_timing_chart(pseudonym, page.seconds, floor_s=floor.get("floor_s"),
                                    pooled_median_s=(page.pooled or {}).get("median_s"))

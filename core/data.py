@@ -132,6 +132,32 @@ def item_columns(ids: Sequence[str], control: Sequence[bool],
     )
 
 
+# The keys of an item's ``meta`` that the analyses read (the sentiments of the sentiment rule).
+ANALYSED_META = ("sentiment_a", "sentiment_b", "sentiment_source")
+
+
+def concat_item_columns(parts: Sequence[ItemColumns]) -> ItemColumns:
+    """Join the columns of consecutive runs of items (a study's items read in chunks) into one:
+    the same as `item_columns` of all of them at once (a metric or feature absent from a part
+    is nan there)."""
+    def joined(tables: list[dict[str, FloatArray]]) -> dict[str, FloatArray]:
+        names = sorted({name for table in tables for name in table})
+        return {name: np.concatenate([table.get(name, np.full(len(part.ids), np.nan))
+                                      for table, part in zip(tables, parts, strict=True)])
+                if parts else np.zeros(0) for name in names}
+
+    words = [p.words for p in parts]
+    return ItemColumns(
+        ids=[i for p in parts for i in p.ids],
+        control=np.concatenate([p.control for p in parts]) if parts else np.zeros(0, bool),
+        metrics=joined([p.metrics for p in parts]),
+        features=joined([p.features for p in parts]),
+        meta=[m for p in parts for m in p.meta],
+        words=None if not parts or any(w is None for w in words)
+        else np.concatenate([w for w in words if w is not None]),
+    )
+
+
 def study_data_from_answers(items: ItemColumns, *, participant: npt.ArrayLike,
                             item: npt.ArrayLike, presentation: npt.ArrayLike,
                             value: npt.ArrayLike, active_ms: npt.ArrayLike,

@@ -1,4 +1,9 @@
-"""Build the results document `concord.results/2` from a study's arrays (no ORM here).
+"""Build the results document `concord.results/3` from a study's arrays (no ORM here).
+
+`build_results_split` returns the document a run stores, whose size does not grow with the
+number of items, and the run's `ItemRecords` (items, simple items, per-item gaps and labels),
+which a run stores in tables of its own; `build_results` returns the two put together, the full
+document (docs/results.md, "Items stored apart").
 
 Every analysis (docs/results.md) runs per question of the study, on its raw scale and on each of
 its reductions, with the run's `AnalysisSettings`; each record names its ``question`` (null for
@@ -24,11 +29,11 @@ import numpy as np
 from core import results_quality as rq
 from core.data import QuestionData, StudyData
 from core.settings import LEVELS, RULES, AnalysisSettings
-from core.stats._types import BoolArray, LongRatings
-from core.stats.alpha import alpha_with_ci
+from core.stats._types import BoolArray, FloatArray, IntArray, LongRatings
+from core.stats.alpha import alpha_levels_with_ci
 from core.stats.correlations import filtering_correlations
 from core.stats.duplicates import duplicate_consistency
-from core.stats.gaps import metric_gaps
+from core.stats.gaps import AGGREGATES, ItemGapBlock, metric_gaps
 from core.stats.heuristics import (
     HeuristicResult,
     annotator_styles,
@@ -41,7 +46,7 @@ from core.stats.simple import simple_items_long
 from core.stats.trust import TrustResult, Variant, trust_coefficients
 from core.stats.weights import error_weights
 
-SCHEMA = "concord.results/2"
+SCHEMA = "concord.results/3"
 Settings = AnalysisSettings | Mapping[str, Any]  # the object, or its dict (a run's stored settings)
 Progress = Callable[[int, str], None]
 # (question, scale, items): ("rating", "raw", "all"), ("coherence", "raw", "simple"), …
@@ -50,9 +55,22 @@ TrustKey = tuple[str, str, str]
 SECTIONS = ("alpha", "trust", "duplicates", "metric_gaps", "item_gaps", "error_weights",
             "heuristics", "styles", "correlations", "noise", "timing", "quality",
             "quality_correlations", "correlation_intervals", "metric_comparisons",
-            "style_correlations", "competence", "competence_models", "item_labels")
+            "style_correlations", "competence", "competence_models", "item_labels",
+            "largest_gaps", "item_gap_sample")
 # The sections core.results_quality fills (docs/results.md), empty lists to start with.
-QUALITY_SECTIONS = SECTIONS[11:]
+QUALITY_SECTIONS = ("quality", "quality_correlations", "correlation_intervals",
+                    "metric_comparisons", "style_correlations", "competence",
+                    "competence_models", "item_labels")
+# The parts of a full document that grow with the number of items: a run stores them apart
+# (`ItemRecords`, the analysis app's item tables), the stored document keeps their summaries.
+ITEM_SECTIONS = ("items", "simple_items", "item_gaps", "item_labels")
+# Per question × scale × aggregate × metric, the document keeps the LARGEST_GAPS largest
+# |gap| (ties: by item id), and per question × scale × metric of the scatter's aggregate (the
+# mean) an evenly spaced sample of at most GAP_SAMPLE items: a scatter of 210 px a side shows
+# no more, and the dashboard reads the whole document on every view.
+LARGEST_GAPS = 10
+GAP_SAMPLE = 1000
+SAMPLED_AGGREGATE = AGGREGATES[0]
 
 
 @dataclass
@@ -80,6 +98,150 @@ class SectionClock:
         order is not kept: ``AnalysisRun.sections_by_time`` sorts them again)."""
         ordered = sorted(self.seconds.items(), key=lambda kv: -kv[1])
         return {name: round(value, digits) for name, value in ordered}
+
+
+@dataclass(eq=False)
+class ItemRecords:
+    """The records of a run that grow with its number of items, kept out of its document.
+
+    Columns, not dicts: ``item_ids`` in the study's order, ``simple`` one mask over them per
+    question key, ``gaps`` the per-item gaps (`ItemGapBlock`, with their question), ``labels``
+    the aggregated labels (`LabelBlock`).  A run writes them to its own tables
+    (``analysis.models``), normalised: each item once with its metric values (`item_rows`), each
+    item's human aggregate once per question × scale × aggregate (`human_rows`), the gap being
+    their difference; `merged_into` gives the full document, whose ``items``,
+    ``simple_items``, ``item_gaps`` and ``item_labels`` are these records (docs/results.md).
+    """
+
+    item_ids: list[str]
+    questions: list[str] = field(default_factory=list)
+    simple: dict[str, BoolArray] = field(default_factory=dict)
+    gaps: list[tuple[str, ItemGapBlock]] = field(default_factory=list)
+    labels: list[rq.LabelBlock] = field(default_factory=list)
+
+    @property
+    def gap_metrics(self) -> list[str]:
+        """The metrics with per-item gaps, in the order of their first block (the order of
+        ``item_gap_metrics`` and of each item's ``metrics``)."""
+        return list(dict.fromkeys(b.metric for _, b in self.gaps))
+
+    def metric_values(self) -> FloatArray:
+        """Each item's value of each of `gap_metrics`, ``(items, metrics)``; nan where it has
+        no gap (no value, or no human answer anywhere)."""
+        metrics = {m: n for n, m in enumerate(self.gap_metrics)}
+        out = np.full((len(self.item_ids), len(metrics)), np.nan)
+        for _, b in self.gaps:
+            out[b.item, metrics[b.metric]] = b.metric_value
+        return out
+
+    def human_blocks(self) -> list[tuple[str, str, str, IntArray, FloatArray]]:
+        """(question, scale, aggregate, items, human) per question × scale × aggregate, in
+        block order: the items with a gap for any metric, ascending, and their human
+        aggregate (rescaled to [0, 1])."""
+        grouped: dict[tuple[str, str, str], list[ItemGapBlock]] = {}
+        for question, b in self.gaps:
+            grouped.setdefault((question, b.scale, b.aggregate), []).append(b)
+        out = []
+        for (question, scale, aggregate), blocks in grouped.items():
+            items, first = np.unique(np.concatenate([b.item for b in blocks]), return_index=True)
+            human = np.concatenate([b.human for b in blocks])[first]
+            out.append((question, scale, aggregate, items, human))
+        return out
+
+    def item_rows(self) -> Iterator[tuple[int, str, list[str], list[float | None]]]:
+        """(position, item, keys of the questions on which it is simple, its value of each of
+        `gap_metrics` or None), in item order."""
+        masks = [(q, self.simple[q]) for q in self.questions if q in self.simple]
+        values = self.metric_values()
+        for n, item in enumerate(self.item_ids):
+            yield (n, item, [q for q, mask in masks if mask[n]],
+                   [None if np.isnan(v) else float(v) for v in values[n]])
+
+    def human_rows(self) -> Iterator[tuple[str, str, str, int, float]]:
+        """(question, scale, aggregate, position, human) of `human_blocks`, in order (their
+        ``seq``)."""
+        for question, scale, aggregate, items, human in self.human_blocks():
+            for position, value in zip(items.tolist(), human.tolist(), strict=True):
+                yield question, scale, aggregate, position, value
+
+    def simple_items(self, question: str) -> list[str]:
+        mask = self.simple.get(question)
+        return [] if mask is None else [self.item_ids[i] for i in np.flatnonzero(mask)]
+
+    def gap_rows(self) -> Iterator[tuple[str, str, str, str, str, float, float, float]]:
+        """(question, scale, aggregate, metric, item, human, metric_value, gap), in document
+        order: question × scale × aggregate blocks, items ascending, metrics in `gap_metrics`
+        order; what the run's tables give back (`expand_gaps`)."""
+        ids, metrics, values = self.item_ids, self.gap_metrics, self.metric_values()
+        for question, scale, aggregate, items, human in self.human_blocks():
+            for position, h in zip(items.tolist(), human.tolist(), strict=True):
+                row = values[position].tolist()
+                for metric, value, gap in expand_gaps(metrics, row, h):
+                    yield question, scale, aggregate, metric, ids[position], h, value, gap
+
+    def label_rows(self) -> Iterator[tuple[str, str, str, str, float | None, float | None,
+                                           float | None, int, str | None]]:
+        """(question, scale, method, item, label, probability, entropy, n, reason), in document
+        order."""
+        ids = self.item_ids
+        for b in self.labels:
+            for i in range(len(b.labels)):
+                r = b.labels.item(i)
+                yield (b.question, b.scale, b.method, ids[r.item], _float(r.label),
+                       _float(r.probability), _float(r.entropy), int(r.n), r.reason)
+
+    @property
+    def n_gaps(self) -> int:
+        return sum(len(b) for _, b in self.gaps)
+
+    @property
+    def n_labels(self) -> int:
+        return sum(len(b.labels) for b in self.labels)
+
+    def gap_records(self) -> Iterator[dict[str, Any]]:
+        """The ``item_gaps`` records of the full document."""
+        for question, scale, aggregate, metric, item, human, value, gap in self.gap_rows():
+            yield {"question": question, "item": item, "scale": scale, "aggregate": aggregate,
+                   "metric": metric, "human": human, "metric_value": value, "gap": gap}
+
+    def label_records(self) -> Iterator[dict[str, Any]]:
+        """The ``item_labels`` records of the full document."""
+        for question, scale, method, item, label, probability, entropy, n, reason in \
+                self.label_rows():
+            record: dict[str, Any] = {"question": question, "scale": scale, "method": method,
+                                      "item": item, "label": label,
+                                      "probability": probability, "entropy": entropy, "n": n}
+            if reason is not None:
+                record["reason"] = reason
+            yield record
+
+    def merged_into(self, document: Mapping[str, Any]) -> dict[str, Any]:
+        """Return the full document: ``document`` with the item sections put back."""
+        full = dict(document)
+        entries = []
+        for entry in document.get("questions") or []:
+            entry = dict(entry)
+            entry["simple_items"] = self.simple_items(entry["key"])
+            entries.append(entry)
+        full["questions"] = entries
+        full["items"] = list(self.item_ids)
+        full["simple_items"] = entries[0]["simple_items"] if entries else []
+        full["item_gaps"] = list(self.gap_records())
+        full["item_labels"] = list(self.label_records())
+        return full
+
+
+def _float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def expand_gaps(metrics: Sequence[str], values: Sequence[float | None], human: float
+                ) -> Iterator[tuple[str, float, float]]:
+    """Yield (metric, metric_value, gap) of one item's human aggregate against its metric
+    values (None or nan: no gap); gap = metric_value − human, the same double numpy gives."""
+    for metric, value in zip(metrics, values, strict=True):
+        if value is not None and value == value:  # not nan
+            yield metric, value, value - human
 
 
 @dataclass(frozen=True)
@@ -198,7 +360,30 @@ def build_results(
     checks: Sequence[Mapping[str, Any]] = (),
     clock: SectionClock | None = None,
 ) -> dict[str, Any]:
-    """Run every analysis of every question and return the results document (a JSON-safe dict).
+    """Return the full results document: `build_results_split`'s document with its item records
+    put back (``items``, ``simple_items``, ``item_gaps``, ``item_labels``; docs/results.md).
+
+    For tests, files and small studies: a run stores the two parts apart, and a study of a
+    million answers has a full document too large for one value.
+    """
+    document, records = build_results_split(
+        questions, settings=settings, study=study, progress=progress,
+        trust_results=trust_results, checks=checks, clock=clock)
+    return records.merged_into(document)
+
+
+def build_results_split(
+    questions: Sequence[QuestionData],
+    *,
+    settings: Settings,
+    study: Mapping[str, Any],
+    progress: Progress = lambda pct, msg: None,
+    trust_results: Mapping[TrustKey, TrustResult] | None = None,
+    checks: Sequence[Mapping[str, Any]] = (),
+    clock: SectionClock | None = None,
+) -> tuple[dict[str, Any], ItemRecords]:
+    """Run every analysis of every question; return the results document (a JSON-safe dict
+    whose size does not grow with the number of items) and the run's `ItemRecords`.
 
     ``questions``: the study's questions in order, the first being the primary one (see
     `QuestionData`; they share the study's rows).  ``settings``: an `AnalysisSettings` or its
@@ -221,11 +406,12 @@ def build_results(
     primary = prepared[0]
     data, everyone = primary.data, primary.everyone  # the rows every question shares
     names = data.annotators
-    question_entries = [
+    records = ItemRecords(list(data.item_ids), [q.key for q in prepared],
+                          {q.key: q.simple for q in prepared})
+    question_entries: list[dict[str, Any]] = [
         {"key": q.key, "prompt": q.prompt,
          "scales": [{"name": v.name, "domain": list(v.domain)} for v in q.views],
-         "simple_items": [q.data.item_ids[i] for i in np.flatnonzero(q.simple)],
-         "counts": _question_counts(q)}
+         "counts": {**_question_counts(q), "simple_items": int(np.count_nonzero(q.simple))}}
         for q in prepared]
     doc: dict[str, Any] = {
         "schema": SCHEMA,
@@ -235,25 +421,24 @@ def build_results(
         "questions": question_entries,
         "scales": [{"question": q.key, "name": v.name, "domain": list(v.domain)}
                    for q in prepared for v in q.views],
-        "items": data.item_ids,
-        "simple_items": question_entries[0]["simple_items"],
         "counts": {
             "annotators": data.n_annotators,
             "items": data.n_items,
             "questions": len(prepared),
             "responses": int(data.item.size),
             "answers": _answers(data),
+            "simple_items": int(np.count_nonzero(primary.simple)),
             "blank_answers": int(np.count_nonzero(np.isnan(data.value))),
             "duplicate_pairs": int(data.dup_item.size),
             "control_items": int(data.control.sum()),
             "excluded_annotators": everyone.n_annotators - data.n_annotators,
             "excluded_answers": _answers(everyone) - _answers(data),
         },
-        "alpha": [], "trust": [], "duplicates": [], "metric_gaps": [], "item_gaps": [],
-        "error_weights": [], "heuristics": [], "styles": [], "correlations": [], "noise": [],
-        "timing": [],
+        "alpha": [], "trust": [], "duplicates": [], "metric_gaps": [], "largest_gaps": [],
+        "item_gap_sample": [], "error_weights": [], "heuristics": [], "styles": [],
+        "correlations": [], "noise": [], "timing": [],
         "attention_checks": _attention_checks(checks),
-        **{section: [] for section in QUALITY_SECTIONS},
+        **{section: [] for section in QUALITY_SECTIONS if section not in ITEM_SECTIONS},
     }
     with clock("timing"):
         doc["timing"] = _timing(data, names)
@@ -264,7 +449,7 @@ def build_results(
             label = view.name if len(prepared) == 1 else f"{q.key} {view.name}"
             progress(5 + int(80 * step / n_steps), f"agreement on the {label} scale")
             step += 1
-            _scale_sections(doc, q, view, s, names, trust_results or {}, clock)
+            _scale_sections(doc, q, view, s, names, trust_results or {}, clock, records)
     progress(5 + int(80 * step / n_steps), "filtering heuristics and correlations")
     with clock("quality"):
         slow = _slow(prepared, s)
@@ -274,10 +459,15 @@ def build_results(
     for n, (q, entry) in enumerate(zip(prepared, question_entries, strict=True)):
         entry.update(_filtering(doc, q, slow, study_rules, s, names, record_settings=n == 0,
                                 clock=clock))
+    # What the item records hold (stored apart): their counts, and the metrics of each item's
+    # values (the order of ``metrics`` in the run's items, docs/results.md).
+    doc["item_gap_metrics"] = records.gap_metrics
+    doc["counts"]["item_gaps"] = records.n_gaps
+    doc["counts"]["item_labels"] = records.n_labels
     progress(95, "writing the results")
     with clock("write"):
         cleaned: dict[str, Any] = _clean(doc)
-    return cleaned
+    return cleaned, records
 
 
 def _attention_checks(checks: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -294,7 +484,7 @@ def _attention_checks(checks: Sequence[Mapping[str, Any]]) -> list[dict[str, Any
 
 def _scale_sections(doc: dict[str, Any], q: _Question, view: ScaleView, s: AnalysisSettings,
                     names: list[str], trust_results: Mapping[TrustKey, TrustResult],
-                    clock: SectionClock) -> None:
+                    clock: SectionClock, records: ItemRecords) -> None:
     """Append the records of one question's scale: alpha, trust, duplicates, noise, gaps, weights."""
     data = q.data
     tagged = {"question": q.key}
@@ -304,39 +494,72 @@ def _scale_sections(doc: dict[str, Any], q: _Question, view: ScaleView, s: Analy
             doc["trust"].append(_trust(q.key, data, view, rows, items, s, names, given))
         outliers = [names.index(a) for a in doc["trust"][-1]["outliers"]]
         with clock("alpha"):
+            every = _alphas(q.key, data, view, rows, items, [], s, names)
+            without = _alphas(q.key, data, view, rows, items, outliers, s, names) \
+                if outliers else {}
             for level in LEVELS:
-                doc["alpha"].append(_alpha(q.key, data, view, rows, items, level, [], s, names))
+                doc["alpha"].append(every[level])
                 if outliers:
-                    doc["alpha"].append(_alpha(q.key, data, view, rows, items, level, outliers,
-                                               s, names))
+                    doc["alpha"].append(without[level])
     with clock("duplicates"):
         doc["duplicates"] += [{**tagged, **r} for r in _duplicates(data, view, names)]
     ratings = _long(data, view.values)
     with clock("competence"):
-        rq.competence_records(doc, q.key, view.name, ratings, view.domain, data.item_ids, names,
-                              s)
+        rq.competence_records(doc, q.key, view.name, ratings, view.domain, names, s,
+                              labels=records.labels)
     with clock("noise"):
         noise = noise_model(ratings, scale=view.name, confidence=s.noise_confidence,
                             max_gamma=s.noise_max_gamma)
         doc["noise"].append({**tagged, **noise.to_record()})
     with clock("gaps"):
-        _gaps(doc, q, view, ratings)
+        _gaps(doc, q, view, ratings, records)
     if data.features:
         with clock("error_weights"):
             _weights(doc, q, view, ratings, names)
 
 
-def _gaps(doc: dict[str, Any], q: _Question, view: ScaleView, ratings: LongRatings) -> None:
+def _gaps(doc: dict[str, Any], q: _Question, view: ScaleView, ratings: LongRatings,
+          records: ItemRecords) -> None:
+    """Append the mean gaps of one scale; its per-item gaps go to ``records``, the document
+    keeping the largest of each metric and an evenly spaced sample (`gap_summaries`)."""
     data = q.data
     tagged = {"question": q.key}
     if data.metrics:
         gaps = metric_gaps(ratings, metrics=data.metrics, domain=view.domain,
                            scale=view.name, simple=q.simple)
         doc["metric_gaps"] += [{**tagged, **g.to_record()} for g in gaps.metric_gaps]
-        for g in gaps.item_gaps:
-            record: dict[str, Any] = {**tagged, **g.to_record()}
-            record["item"] = data.item_ids[int(record["item"])]
-            doc["item_gaps"].append(record)
+        ids = np.asarray(data.item_ids, dtype=object)
+        for block in gaps.item_gap_blocks:
+            records.gaps.append((q.key, block))
+            largest, sample = gap_summaries(block, ids)
+            doc["largest_gaps"] += [_gap_record(q.key, block, ids, i) for i in largest]
+            if block.aggregate == SAMPLED_AGGREGATE:
+                doc["item_gap_sample"] += [_gap_record(q.key, block, ids, i) for i in sample]
+
+
+def gap_summaries(block: ItemGapBlock, item_ids: np.ndarray, *, largest: int = LARGEST_GAPS,
+                  sample: int = GAP_SAMPLE) -> tuple[list[int], list[int]]:
+    """Return the rows of ``block`` the document keeps: its ``largest`` largest |gap| (ties in
+    item id order), and every ⌈n / sample⌉-th row from the first (all rows when n ≤ ``sample``).
+
+    Example: gaps (0.1, −0.5, 0.5, 0.2) of items (d, c, b, a), largest=2, sample=2 → rows
+    ([2, 1], [0, 2]): |−0.5| and |0.5| tie, b before c; every second row from the first.
+    """
+    n = len(block)
+    if n == 0:
+        return [], []
+    names = item_ids[block.item].astype(str)
+    order = np.lexsort((names, -np.abs(block.gap)))
+    step = -(-n // sample)
+    return [int(i) for i in order[:largest]], list(range(0, n, step))
+
+
+def _gap_record(question: str, block: ItemGapBlock, item_ids: np.ndarray, row: int
+                ) -> dict[str, Any]:
+    return {"question": question, "item": str(item_ids[block.item[row]]), "scale": block.scale,
+            "aggregate": block.aggregate, "metric": block.metric,
+            "human": float(block.human[row]), "metric_value": float(block.metric_value[row]),
+            "gap": float(block.gap[row])}
 
 
 def _weights(doc: dict[str, Any], q: _Question, view: ScaleView, ratings: LongRatings,
@@ -352,38 +575,46 @@ def _weights(doc: dict[str, Any], q: _Question, view: ScaleView, ratings: LongRa
         doc["error_weights"] += [{**tagged, **f.to_record()} for f in fits]
 
 
-def _alpha(question: str, data: StudyData, view: ScaleView, rows: BoolArray | None, items: str,
-           level: str, without: list[int], s: AnalysisSettings, names: list[str]
-           ) -> dict[str, Any]:
+def _alphas(question: str, data: StudyData, view: ScaleView, rows: BoolArray | None,
+            items: str, without: list[int], s: AnalysisSettings, names: list[str]
+            ) -> dict[str, dict[str, Any]]:
+    """Return the alpha record of every level (`LEVELS`) on one scale, items and annotators."""
     keep = np.ones(data.item.size, bool) if rows is None else rows.copy()
-    record: dict[str, Any] = {"question": question, "scale": view.name, "items": items,
-                              "level": level, "without": [names[a] for a in without]}
+    records: dict[str, dict[str, Any]] = {
+        level: {"question": question, "scale": view.name, "items": items, "level": level,
+                "without": [names[a] for a in without]} for level in LEVELS}
     if without:
         left = int(np.unique(data.annotator[keep & ~np.isin(data.annotator, without)]).size)
         if left < 2:
             # Alpha needs two annotators: the outliers are not removed, and the record says why.
-            record.update(value=None, n_items=0, ci95=None, reason=(
-                f"outliers not removed: without {', '.join(record['without'])} "
-                f"{'one annotator would be' if left == 1 else 'no annotator would be'} left, "
-                "and alpha needs two"))
-            return record
+            reason = (f"outliers not removed: without {', '.join(names[a] for a in without)} "
+                      f"{'one annotator would be' if left == 1 else 'no annotator would be'} "
+                      "left, and alpha needs two")
+            for record in records.values():
+                record.update(value=None, n_items=0, ci95=None, reason=reason)
+            return records
         keep &= ~np.isin(data.annotator, without)
     ratings = _long(data, view.values, keep)
-    if level == "ratio" and min(view.domain) < 0:
-        record.update(value=None, n_items=0, ci95=None,
-                      reason="ratio alpha is undefined for a scale with negative codes")
-        return record
-    # Every interval resamples with the study's seed, so a rerun reproduces it exactly.
-    rng = np.random.default_rng(s.seed)
-    result = alpha_with_ci(ratings, level=level, domain=view.domain, rng=rng,
-                           n_boot=s.bootstrap_samples, confidence=s.bootstrap_confidence)
-    record.update(value=result.value, n_items=result.n_items,
-                  ci95=list(result.ci95) if result.ci95 else None)
-    if result.value is None:
-        record["reason"] = result.reason
-    elif result.ci95 is None:
-        record["reason"] = "confidence interval undefined: too few resamples with a defined alpha"
-    return record
+    levels = list(LEVELS)
+    if min(view.domain) < 0:
+        records["ratio"].update(value=None, n_items=0, ci95=None,
+                                reason="ratio alpha is undefined for a scale with negative codes")
+        levels.remove("ratio")
+    # Every interval resamples with the study's seed, so a rerun reproduces it exactly; the
+    # levels share those resamples (`alpha_levels_with_ci`).
+    results = alpha_levels_with_ci(ratings, levels=levels, domain=view.domain, seed=s.seed,
+                                   n_boot=s.bootstrap_samples,
+                                   confidence=s.bootstrap_confidence)
+    for level, result in results.items():
+        record = records[level]
+        record.update(value=result.value, n_items=result.n_items,
+                      ci95=list(result.ci95) if result.ci95 else None)
+        if result.value is None:
+            record["reason"] = result.reason
+        elif result.ci95 is None:
+            record["reason"] = ("confidence interval undefined: too few resamples with a "
+                                "defined alpha")
+    return records
 
 
 def _views_and_simple(
@@ -633,16 +864,25 @@ def _filtering(doc: dict[str, Any], q: _Question, slow: HeuristicResult,
                 row = {**tagged, **correlation.to_record()}
                 row["removed"] = [names[int(a)] for a in row["removed"]]
                 doc["correlations"].append(row)
-            intervals = rq.Intervals(ratings, data.metrics, s)
-            rq.correlation_interval_records(doc, q.key, correlations.records, names, intervals)
             new_rules = {**study_rules, **question_rules}
-            params = rq.rule_set_records(doc, q.key, ratings, data.metrics, {**flagged, **new_rules},
-                                         list(new_rules), names, intervals)
+            rule_sets = rq.rule_sets(ratings, data.metrics, {**flagged, **new_rules},
+                                     list(new_rules))
+            style_rows = [] if styles is None else rq.style_rows(
+                ratings, data.metrics, styles, flagged, results["low_variance"])
+            # Every interval of the question in one batch: those of one human side share
+            # their resamples (docs/statistics/correlation-intervals.md).
+            intervals = rq.Intervals(ratings, data.metrics, s)
+            intervals.prefetch(
+                [(r.removed, r.metric, not r.rules) for r in correlations.records]
+                + [(r.removed, r.metric, False) for r in rule_sets.records if r.rules]
+                + [(rq.style_removed(r, len(names)), r.metric, True) for r in style_rows
+                   if r.annotators])
+            rq.correlation_interval_records(doc, q.key, correlations.records, names, intervals)
+            params = rq.rule_set_records(doc, q.key, rule_sets, data.metrics, list(new_rules),
+                                         names, intervals)
             if record_settings:
                 recorded["quality_correlations"] = params
-            if styles is not None:
-                rq.style_records(doc, q.key, ratings, data.metrics, styles, flagged,
-                                 results["low_variance"], names, intervals)
+            rq.style_records(doc, q.key, style_rows, names, intervals)
             rq.comparison_records(doc, q.key, ratings, data.metrics, s)
     return derived
 

@@ -24,6 +24,7 @@ competence models, and how sure the metric–human correlations are.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -31,11 +32,13 @@ import numpy as np
 from core.data import StudyData
 from core.settings import AnalysisSettings
 from core.stats._types import FloatArray, LongRatings
-from core.stats.competence import CompetenceResult, dawid_skene, mace
-from core.stats.correlation_uncertainty import bootstrap_correlation, compare_metrics
+from core.stats.competence import CompetenceResult, ItemLabels, dawid_skene, mace
+from core.stats.correlation_uncertainty import bootstrap_correlations, compare_metrics
 from core.stats.correlations import (
     ALL,
     CorrelationRecord,
+    CorrelationsResult,
+    StyleCorrelationRecord,
     item_means,
     rule_set_correlations,
     style_correlations,
@@ -81,7 +84,11 @@ def study_rules(data: StudyData, answered: np.ndarray, positions: np.ndarray,
     too_fast = too_fast_annotators(ratings, data.duration_ms, **fast)
     # Rows are in the order they were answered (the first responses' order), so each
     # annotator's rows, questions in order within a row, are the sequence they gave.
-    sequences = [positions[data.annotator == a].ravel() for a in range(data.n_annotators)]
+    # One stable sort, then a slice each (not one mask per annotator over every row).
+    order = np.argsort(data.annotator, kind="stable")
+    bounds = np.cumsum(np.bincount(data.annotator, minlength=data.n_annotators))[:-1]
+    sequences = [rows.ravel() for rows in np.split(positions[order], bounds)] \
+        if data.n_annotators else []
     straight = straight_lining_annotators(sequences, **s.quality.params("straight_lining"))
     n_checks, failures = attention_counts(checks, data.annotators)
     attention = attention_count_annotators(n_checks=n_checks, failures=failures,
@@ -134,37 +141,58 @@ def quality_records(doc: dict[str, Any], results: Mapping[str, HeuristicResult],
                                          question))
 
 
-def _interval(ratings: LongRatings, removed: Sequence[int], metric: FloatArray,
-              s: AnalysisSettings) -> dict[str, Any]:
-    human = item_means(ratings, removed=removed)
-    # A fresh generator per interval: a record's interval does not depend on the others.
-    ci = bootstrap_correlation(metric, human, rng=np.random.default_rng(s.seed),
-                               n_resamples=s.bootstrap_samples,
-                               confidence=s.bootstrap_confidence).to_record()
-    return {k: ci[k] for k in ("pearson_ci", "spearman_ci", "n_resamples", "n_undefined",
-                               "confidence", "reason") if k in ci}
-
-
 class Intervals:
-    """Bootstrap intervals of one question's correlations, each (removed, metric) computed once."""
+    """Bootstrap intervals of one question's correlations, each (removed, metric) computed once.
+
+    `prefetch` computes many at once (`bootstrap_correlations`: the intervals of one human
+    side share their resamples); `of` returns one, computing it if it was not prefetched. Each
+    interval resamples from a fresh generator of the study's seed, so a record's interval does
+    not depend on which others were computed with it.
+    """
 
     def __init__(self, ratings: LongRatings, metrics: Mapping[str, FloatArray],
                  s: AnalysisSettings) -> None:
         self.ratings, self.metrics, self.s = ratings, metrics, s
         self.cache: dict[tuple[tuple[int, ...], str], dict[str, Any]] = {}
+        self.humans: dict[tuple[int, ...], FloatArray] = {}
+
+    def _wanted(self, baseline: bool) -> bool:
+        wanted = self.s.correlation_intervals
+        return not (wanted == "none" or (wanted == "baseline" and not baseline))
+
+    def prefetch(self, requests: Sequence[tuple[Sequence[int], str, bool]]) -> None:
+        """Compute the intervals of ``requests`` — (removed, metric, baseline) — in one batch."""
+        keys = list(dict.fromkeys(
+            (tuple(sorted(int(a) for a in removed)), metric)
+            for removed, metric, baseline in requests if self._wanted(baseline)))
+        keys = [key for key in keys if key not in self.cache]
+        if not keys:
+            return
+        for removed, _ in keys:
+            if removed not in self.humans:
+                self.humans[removed] = item_means(self.ratings, removed=removed)
+        found = bootstrap_correlations(
+            [(np.asarray(self.metrics[metric], dtype=float), self.humans[removed])
+             for removed, metric in keys],
+            seed=self.s.seed, n_resamples=self.s.bootstrap_samples,
+            confidence=self.s.bootstrap_confidence)
+        for key, interval in zip(keys, found, strict=True):
+            ci = interval.to_record()
+            self.cache[key] = {k: ci[k] for k in ("pearson_ci", "spearman_ci", "n_resamples",
+                                                  "n_undefined", "confidence", "reason")
+                               if k in ci}
 
     def of(self, removed: Sequence[int], metric: str, *, baseline: bool = False
            ) -> dict[str, Any]:
         """Return the interval of ``metric`` without ``removed``; per ``correlation_intervals``
         only the baseline's (``baseline``: the unfiltered and the style rows), or none."""
-        wanted = self.s.correlation_intervals
-        if wanted == "none" or (wanted == "baseline" and not baseline):
+        if not self._wanted(baseline):
+            wanted = self.s.correlation_intervals
             return {"pearson_ci": None, "spearman_ci": None,
                     "reason": f"not computed (setting correlation_intervals = {wanted})"}
         key = (tuple(sorted(int(a) for a in removed)), metric)
         if key not in self.cache:
-            self.cache[key] = _interval(self.ratings, key[0],
-                                        np.asarray(self.metrics[metric], dtype=float), self.s)
+            self.prefetch([(removed, metric, baseline)])
         return self.cache[key]
 
 
@@ -178,13 +206,18 @@ def interval_record(table: str, question: str, rules: Sequence[str], removed: Se
             **intervals.of(removed, metric, baseline=baseline)}
 
 
-def rule_set_records(doc: dict[str, Any], question: str, ratings: LongRatings,
-                     metrics: Mapping[str, FloatArray],
-                     flagged: Mapping[str, HeuristicResult], new_rules: Sequence[str],
+def rule_sets(ratings: LongRatings, metrics: Mapping[str, FloatArray],
+              flagged: Mapping[str, HeuristicResult], new_rules: Sequence[str]
+              ) -> CorrelationsResult:
+    """Return the correlations with each new rule alone and every rule together."""
+    return rule_set_correlations(ratings, metrics=metrics, flagged=flagged,
+                                 sets=[(rule,) for rule in new_rules] + [ALL])
+
+
+def rule_set_records(doc: dict[str, Any], question: str, result: CorrelationsResult,
+                     metrics: Mapping[str, FloatArray], new_rules: Sequence[str],
                      names: Sequence[str], intervals: Intervals) -> dict[str, Any]:
-    """Append the correlations with each new rule alone and every rule together; return params."""
-    result = rule_set_correlations(ratings, metrics=metrics, flagged=flagged,
-                                   sets=[(rule,) for rule in new_rules] + [ALL])
+    """Append the correlations of `rule_sets` and their intervals; return their params."""
     for n, record in enumerate(result.records):
         if not record.rules:  # the baseline is the 31-combination table's
             continue
@@ -214,22 +247,31 @@ def correlation_interval_records(doc: dict[str, Any], question: str,
             intervals))
 
 
-def style_records(doc: dict[str, Any], question: str, ratings: LongRatings,
-                  metrics: Mapping[str, FloatArray], styles: StylesResult,
-                  flagged: Mapping[str, HeuristicResult], low_variance: HeuristicResult,
-                  names: Sequence[str], intervals: Intervals) -> None:
-    """Append the radical/centrist correlations (Solomon et al. 2021, table 2) and intervals.
+def style_rows(ratings: LongRatings, metrics: Mapping[str, FloatArray], styles: StylesResult,
+               flagged: Mapping[str, HeuristicResult], low_variance: HeuristicResult
+               ) -> list[StyleCorrelationRecord]:
+    """Return the radical/centrist correlations (Solomon et al. 2021, table 2).
 
     As in the paper, annotators whose labels vary too little (the *low variance* rule) are left
     out of both styles; the filtered rows also remove everyone any of the paper's rules flags.
     """
-    every = set(range(len(names)))
-    for record in style_correlations(ratings, metrics=metrics, styles=styles, flagged=flagged,
-                                     exclude=low_variance):
+    return list(style_correlations(ratings, metrics=metrics, styles=styles, flagged=flagged,
+                                   exclude=low_variance))
+
+
+def style_removed(record: StyleCorrelationRecord, n_annotators: int) -> list[int]:
+    """The annotators a style row leaves out (its interval's ``removed``)."""
+    return sorted(set(range(n_annotators)) - set(record.annotators))
+
+
+def style_records(doc: dict[str, Any], question: str, rows: Sequence[StyleCorrelationRecord],
+                  names: Sequence[str], intervals: Intervals) -> None:
+    """Append the radical/centrist correlations of `style_rows` and their intervals."""
+    for record in rows:
         row = record.to_record()
         row["annotators"] = [names[int(a)] for a in record.annotators]
         doc["style_correlations"].append({"question": question, **row})
-        removed = sorted(every - set(record.annotators))
+        removed = style_removed(record, len(names))
         if record.annotators:
             doc["correlation_intervals"].append(interval_record(
                 "style_correlations", question, [], removed, record.metric, names, intervals,
@@ -266,10 +308,23 @@ def trust_ranks(coefficients: Mapping[str, float | None]) -> dict[str, int | Non
     return dict(zip(names, _ranks([coefficients[n] for n in names]), strict=True))
 
 
+@dataclass(frozen=True, eq=False)
+class LabelBlock:
+    """The aggregated labels of one question × scale × competence model, one per item (in the
+    study's item order; the ``item`` of each is its index)."""
+
+    question: str
+    scale: str
+    method: str
+    labels: ItemLabels
+
+
 def competence_records(doc: dict[str, Any], question: str, scale: str, ratings: LongRatings,
-                       domain: Sequence[float], item_ids: Sequence[str], names: Sequence[str],
-                       s: AnalysisSettings) -> None:
-    """Append Dawid–Skene's and MACE's competences, fits and aggregated labels of one scale."""
+                       domain: Sequence[float], names: Sequence[str], s: AnalysisSettings,
+                       labels: list[LabelBlock]) -> None:
+    """Append Dawid–Skene's and MACE's competences and fits of one scale to the document, and
+    their aggregated labels (one per item) to ``labels``, one `LabelBlock` per model (a run
+    stores them in their own table; the full document's ``item_labels``)."""
     for method in COMPETENCE_METHODS:
         head = {"question": question, "scale": scale, "method": method}
         try:
@@ -291,7 +346,4 @@ def competence_records(doc: dict[str, Any], question: str, scale: str, ratings: 
             row = {**head, **a.to_record(), "rank": rank}
             row["annotator"] = names[a.annotator]
             doc["competence"].append(row)
-        for label in fit.items:
-            row = {**head, **label.to_record()}
-            row["item"] = item_ids[label.item]
-            doc["item_labels"].append(row)
+        labels.append(LabelBlock(question, scale, method, fit.labels))

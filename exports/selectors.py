@@ -18,6 +18,7 @@ from django.db.models import Count, Max, Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from analysis.selectors import item_record_count, latest_results
 from annotation.models import Answer, Response
 from jobs.selectors import job_status
 from studies.models import Item, Participant, Question, Study
@@ -26,7 +27,7 @@ from studies.selectors import pseudonyms
 from .models import ExportJob
 
 # Exports that grow with the number of responses; the others are small whatever the study.
-LARGE_WHATS = ("responses", "revisions", "matrix", "bundle")
+LARGE_WHATS = ("responses", "revisions", "matrix", "bundle", "labels", "gaps")
 READ_CHUNK = 5000  # rows per database round trip of .iterator()
 
 # The first ten columns are those of single-question exports before questions existed.
@@ -304,8 +305,13 @@ def export_job_file(*, job: ExportJob) -> Path | None:
 def export_row_estimate(*, study: Study, what: str) -> int:
     """Return about the number of data rows an export will write, for progress (one query; two
     for the bundle): stored answers of every revision stand for responses and revisions."""
-    if what in ("results", "labels"):
+    if what == "results":
         return 1
+    if what in ("labels", "gaps"):
+        document = latest_results(study=study)
+        section = "item_labels" if what == "labels" else "item_gaps"
+        return 1 if document is None else max(1, item_record_count(document=document,
+                                                                   section=section))
     items = Item.objects.filter(study=study).count() if what in ("items", "bundle") else 0
     answers = (Answer.objects.filter(response__participant__study=study).count()
                if what != "items" else 0)

@@ -25,7 +25,7 @@ from django.db import transaction
 from django.template.loader import render_to_string
 from django.utils import timezone
 
-from analysis.selectors import latest_results, run_settings
+from analysis.selectors import item_records, latest_results, run_settings
 from analysis.services import code_version
 from core.files import atomic_write, partial_name
 from core.formats import csv_chunks, jsonl_chunks, parquet_chunks, zip_chunks
@@ -56,11 +56,16 @@ WHATS: dict[str, tuple[str, ...]] = {
     "items": ("csv", "jsonl"),
     "results": ("json",),
     "labels": ("csv", "jsonl"),
+    "gaps": ("csv", "jsonl"),
     "bundle": ("zip",),
 }
 # The columns of the `labels` export: one row per item × question × scale × method.
 LABEL_COLUMNS = ("item", "question", "scale", "method", "label", "probability", "entropy",
                  "n_answers")
+# The columns of the `gaps` export: one row per item × question × scale × aggregate × metric
+# with both a human answer and a metric value (the ``item_gaps`` records of docs/results.md).
+GAP_COLUMNS = ("item", "question", "scale", "aggregate", "metric", "human", "metric_value", "gap")
+RESULT_EXPORTS = ("results", "bundle", "labels", "gaps")
 FORMATS = ("csv", "jsonl", "parquet", "json", "zip")
 TEXT_FORMATS = ("csv", "jsonl", "json")
 CONTENT_TYPES = {
@@ -125,7 +130,7 @@ def export_open(*, study: Study, what: str, fmt: str | None = None,
     PROGRESS_EVERY data rows while streaming.
     """
     what, fmt = export_validate(what=what, fmt=fmt)
-    document = _results_document(study) if what in ("results", "bundle", "labels") else None
+    document = _results_document(study) if what in RESULT_EXPORTS else None
     counts: dict[str, int] = {}
     tally = _Tally(counts, progress)
     if what == "responses":
@@ -140,6 +145,8 @@ def export_open(*, study: Study, what: str, fmt: str | None = None,
         chunks = iter([_json_bytes(document)])
     elif what == "labels":
         chunks = _labels_chunks(document, fmt, tally)
+    elif what == "gaps":
+        chunks = _gaps_chunks(document, fmt, tally)
     else:
         chunks = _bundle_chunks(study, document, tally)
     return Export(what=what, fmt=fmt, filename=f"{study.slug}-{what}.{fmt}",
@@ -233,9 +240,9 @@ def _results_document(study: Study) -> dict:
 
 def label_records(document: dict) -> Iterator[dict[str, Any]]:
     """The aggregated label of every item per question, scale and competence model (Dawid–Skene,
-    MACE), from the results document's ``item_labels``, in its order; an item without answers
-    has empty label, probability and entropy."""
-    for r in document.get("item_labels") or []:
+    MACE), the run's ``item_labels`` in the full document's order (streamed from the run's
+    table); an item without answers has empty label, probability and entropy."""
+    for r in item_records(document=document, section="item_labels"):
         yield {"item": r["item"], "question": r["question"], "scale": r["scale"],
                "method": r["method"], "label": r.get("label"), "probability": r.get("probability"),
                "entropy": r.get("entropy"), "n_answers": r.get("n", 0)}
@@ -247,6 +254,14 @@ def _labels_chunks(document: dict, fmt: str, tally: _Tally) -> Iterator[bytes]:
         yield from jsonl_chunks(records)
     else:  # every cell through core.formats' writer, text neutralised (an item id "=1+1")
         yield from csv_chunks(LABEL_COLUMNS, ([r[c] for c in LABEL_COLUMNS] for r in records))
+
+
+def _gaps_chunks(document: dict, fmt: str, tally: _Tally) -> Iterator[bytes]:
+    records = tally("gaps", item_records(document=document, section="item_gaps"))
+    if fmt == "jsonl":
+        yield from jsonl_chunks(records)
+    else:
+        yield from csv_chunks(GAP_COLUMNS, ([r[c] for c in GAP_COLUMNS] for r in records))
 
 
 def _json_bytes(document: Any) -> bytes:
@@ -306,6 +321,9 @@ def _bundle_chunks(study: Study, document: dict, tally: _Tally) -> Iterator[byte
         ("matrix.csv", lambda: _matrix_chunks(study, tally)),
         ("items.csv", lambda: _items_chunks(study, "csv", tally)),
         ("results.json", lambda: [_json_bytes(document)]),
+        # The records that grow with the items, which the results document keeps apart.
+        ("labels.csv", lambda: _labels_chunks(document, "csv", tally)),
+        ("item_gaps.csv", lambda: _gaps_chunks(document, "csv", tally)),
         ("settings.json", lambda: [_json_bytes(meta)]),
         # The study as `create_study --definition` and `import_bundle` read it.
         (BUNDLE_DEFINITION, lambda: [_json_bytes(bundle_definition(study=study,

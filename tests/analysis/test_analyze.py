@@ -47,8 +47,8 @@ def flagged(document, rule) -> set[str]:
 def test_it_writes_every_section_and_finds_the_planted_annotators(tmp_path, demos):
     demo = demos["demo-coref"]
     document = analyze(tmp_path, "demo-coref")
-    for section in ("alpha", "trust", "duplicates", "metric_gaps", "item_gaps", "error_weights",
-                    "heuristics", "correlations", "noise"):
+    for section in ("alpha", "trust", "duplicates", "metric_gaps", "largest_gaps",
+                    "item_gap_sample", "error_weights", "heuristics", "correlations", "noise"):
         assert document[section], section
     assert {s["name"] for s in document["scales"]} == {"raw", "reduced", "gravity", "importance"}
     raw_trust = next(t for t in document["trust"] if t["scale"] == "raw" and t["items"] == "all")

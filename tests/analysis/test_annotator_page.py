@@ -8,14 +8,16 @@ from django.test import Client
 from django.urls import reverse
 
 from analysis.models import AnalysisRun
+from analysis.selectors import full_document
 from studies.models import Membership
 
 from .test_dashboard import demos, finished_run, planted  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.django_db
 
-# session, user, study (with the role), participant, newest finished run, the annotator's answers
-ANNOTATOR_QUERIES = 6
+# session, user, study (with the role), participant, newest finished run, the annotator's answers,
+# the aggregated labels of their items (the run keeps them in its own table)
+ANNOTATOR_QUERIES = 7
 
 
 def page_url(study, name, **query):
@@ -64,7 +66,7 @@ def test_it_shows_the_fast_random_clicker_flagged_with_its_ranks_in_a_fixed_numb
 def test_it_lists_every_answer_beside_the_items_aggregated_label(coref, viewer):
     bot = planted(coref, "random")
     html = viewer.get(page_url(coref.study, bot)).content.decode()
-    document = AnalysisRun.objects.get(study=coref.study).results
+    document = full_document(document=AnalysisRun.objects.get(study=coref.study).results)
     question = document["questions"][0]["key"]
     labels = {r["item"]: r["label"] for r in document["item_labels"]
               if r["question"] == question and r["scale"] == "raw"

@@ -21,7 +21,7 @@ def test_it_serves_the_latest_results_document(api, alice, make_study):
     run = analysis_run_create(study=study, enqueue=False)
     analysis_run_execute(run_id=run.pk)
     document = api.get(f"/api/studies/{study.slug}/results/").json()
-    assert document["schema"] == "concord.results/2" and document["study"]["run"] == run.pk
+    assert document["schema"] == "concord.results/3" and document["study"]["run"] == run.pk
 
 
 def test_it_starts_and_polls_a_run(api, alice, make_study, django_capture_on_commit_callbacks):

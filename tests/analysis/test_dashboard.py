@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from analysis.charts import build_charts
 from analysis.models import AnalysisRun
+from analysis.selectors import full_document
 from analysis.services import analysis_run_create, analysis_run_execute
 from demo.services import demo_seed
 from studies.selectors import pseudonyms as stored_pseudonyms
@@ -146,8 +147,9 @@ def test_the_per_annotator_sections_follow_the_chosen_scale(owner_client, demos)
 
 def test_the_query_count_does_not_grow_with_the_study(owner_client, demos, django_assert_num_queries):
     small, large = demos["demo-coref"].study, demos["demo-similarity"].study
-    sizes = [len(finished_run(s).results["item_gaps"]) for s in (small, large)]
-    assert sizes[1] > 2 * sizes[0]  # the similarity demo's document is far larger
+    sizes = [len(full_document(document=finished_run(s).results)["item_gaps"])
+             for s in (small, large)]
+    assert sizes[1] > 2 * sizes[0]  # the similarity demo has far more per-item records
     for study in (small, large):
         with django_assert_num_queries(DASHBOARD_QUERIES):
             assert owner_client.get(url("dashboard", study)).status_code == 200
@@ -222,7 +224,7 @@ def test_chart_data_csv_neutralises_formulas(owner_client, demos):
     # an annotator pseudonym cannot carry a formula, but an item id can: forge one into the stored
     # document the way an imported item id would arrive, and download the gap scatter's data
     document = run.results
-    for record in document["item_gaps"]:
+    for record in document["item_gap_sample"] + document["largest_gaps"]:
         record["item"] = "=HYPERLINK(\"http://x\",\"y\")"
     AnalysisRun.objects.filter(pk=run.pk).update(results=document)
     charts = [c for c in build_charts(document, scale="raw", level=run.settings["level"])
@@ -315,3 +317,29 @@ def test_the_peak_memory_is_the_runs_own_not_the_workers_lifetime_peak():
     peak_rss_reset()
     after = peak_rss_mb()
     assert high is not None and after is not None and after < high - 200
+
+
+def test_a_crowd_shows_its_flagged_annotators_first_and_links_to_them_all(owner_client, demos,
+                                                                         monkeypatch):
+    from analysis import dashboard
+
+    demo = demos["demo-coref"]
+    finished_run(demo.study)
+    monkeypatch.setattr(dashboard, "SHOWN_ANNOTATORS", 3)
+    html = owner_client.get(url("dashboard", demo.study)).content.decode()
+
+    def rows(table_id):
+        table = html[html.index(f'id="{table_id}"'):]
+        return re.findall(r'<th scope="row">(?:<a href="[^"]*">)?(A\d+)', table[:table.index(
+            "</table>")])
+
+    shown = rows("flags-table")
+    assert len(shown) == 3 and sorted(shown) == sorted(rows("ranking-table"))
+    assert sorted(rows("timing-table")) == sorted(shown)
+    # the planted fast clicker is flagged, so it is among the three shown
+    assert planted(demo, "random") in shown
+    assert f"shows 3 of the {len(demo.behaviours)} annotators" in html
+    assert f"({planted(demo, 'random')}" in html or f", {planted(demo, 'random')}" in html
+    everyone = owner_client.get(url("dashboard", demo.study), {"annotators": "all"})
+    html = everyone.content.decode()
+    assert "shows 3 of" not in html and len(rows("flags-table")) == len(demo.behaviours)

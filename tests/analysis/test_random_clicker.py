@@ -15,6 +15,7 @@ import pytest
 from django.urls import reverse
 
 from analysis.models import AnalysisRun
+from analysis.selectors import full_document
 from analysis.services import analysis_run_create, analysis_run_execute
 from annotation.services import response_submit
 from studies.selectors import pseudonyms
@@ -87,7 +88,7 @@ def test_dawid_skene_and_mace_rank_the_random_clicker_last(clicker_run):
             assert worst["annotator"] == bot and worst["rank"] == N_HONEST + 1, (method, scale)
             honest = [r["competence"] for r in records if r["annotator"] != bot]
             assert max(r["competence"] for r in records if r["annotator"] == bot) < min(honest)
-    labels = [r for r in document["item_labels"] if r["scale"] == "raw"
+    labels = [r for r in full_document(document=document)["item_labels"] if r["scale"] == "raw"
               and r["method"] == "dawid_skene"]
     assert len(labels) == N_ITEMS and all(0 < r["probability"] <= 1 for r in labels)
 

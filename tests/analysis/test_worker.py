@@ -57,7 +57,7 @@ def test_a_worker_process_runs_an_analysis(tmp_path, redis_broker, make_study, a
         run = analysis_run_create(study=study)
         done = wait_for(lambda: AnalysisRun.objects.filter(pk=run.pk, status="done").first(), 120,
                         "the run to finish")
-        assert done.results["schema"] == "concord.results/2" and done.attempts == 1
+        assert done.results["schema"] == "concord.results/3" and done.attempts == 1
     finally:
         worker.terminate()
         worker.wait(30)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from analysis.selectors import study_questions
+from analysis.selectors import full_document, study_questions
 from annotation.services import AnswerRejected
 from core.design import checks_place
 from studies.services import participants_invite
@@ -168,7 +168,7 @@ def test_the_results_report_each_annotators_check_accuracy(checked):
                                          "failed": 0, "accuracy": 1.0, "stopped": False}
     assert checks[careless.pseudonym]["failed"] == 2
     assert checks[careless.pseudonym]["accuracy"] == 0.0 and checks[careless.pseudonym]["stopped"]
-    assert run.results["items"] == ["m1", "m2", "m3", "m4"]
+    assert full_document(document=run.results)["items"] == ["m1", "m2", "m3", "m4"]
 
 
 def test_the_items_export_imports_back_with_roles_known_answers_and_places(checked, make_study,

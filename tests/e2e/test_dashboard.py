@@ -117,7 +117,7 @@ def test_a_researcher_runs_reads_reruns_and_downloads(live_server, page, worker,
         elif name.endswith(".jsonl"):
             assert all(json.loads(line) for line in data.decode().splitlines()), name
         elif name.endswith(".json"):
-            assert json.loads(data)["schema"] == "concord.results/2", name
+            assert json.loads(data)["schema"] == "concord.results/3", name
         elif name.endswith(".zip"):
             assert {"README.md", "results.json"} <= set(zipfile.ZipFile(io.BytesIO(data)).namelist())
         elif name.endswith(".parquet"):

@@ -37,6 +37,19 @@ def bundle_of(slug: str) -> bytes:
     return b"".join(export_open(study=study, what="bundle").chunks)
 
 
+def item_files(data: bytes) -> dict[str, bytes]:
+    """The bundle's files of per-item records, which results.json keeps apart."""
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        return {name: archive.read(name) for name in ("labels.csv", "item_gaps.csv")}
+
+
+def replayed_item_files() -> dict[str, bytes]:
+    """The same files, exported from the replayed study's newest run."""
+    study = Study.objects.get(slug="replayed")
+    return {f"{name}.csv": b"".join(export_open(study=study, what=what).chunks)
+            for name, what in (("labels", "labels"), ("item_gaps", "gaps"))}
+
+
 def without_replay_fields(document: dict) -> dict:
     """The document without the fields a replay legitimately changes (REPLAY_DIFFERS)."""
     document = json.loads(json.dumps(document))
@@ -88,6 +101,10 @@ def test_it_replays_a_demo_bundle_to_the_same_results(demos, tmp_path, slug):
     assert again["study"]["slug"] == "replayed"
     found = differences(without_replay_fields(recorded), without_replay_fields(again))
     assert found[:20] == []
+    # and every item's label and gap, which the run stores beside its document
+    files = item_files(data)
+    assert files == replayed_item_files()
+    assert files["labels.csv"].count(b"\n") > 10 and files["item_gaps.csv"].count(b"\n") > 10
     # the durations came back, so the "slow" and "too fast" rules flag the same annotators
     assert again["heuristics"] == recorded["heuristics"]
 

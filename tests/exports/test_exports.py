@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from analysis.models import AnalysisRun
+from analysis.selectors import full_document
 from analysis.services import analysis_run_create, analysis_run_execute
 from annotation.models import Answer, Response
 from annotation.services import responses_import
@@ -285,14 +286,14 @@ def test_the_results_export_needs_a_completed_run(annotated):
         export_open(study=annotated, what="results")
     analysed(annotated)
     document = json.loads(export_bytes(annotated, "results"))
-    assert document["schema"] == "concord.results/2"
+    assert document["schema"] == "concord.results/3"
 
 
 def test_the_labels_export_writes_each_items_aggregated_label_from_the_results(annotated):
     with pytest.raises(ExportError, match="no completed analysis run"):
         export_open(study=annotated, what="labels")
     analysed(annotated)
-    document = json.loads(export_bytes(annotated, "results"))
+    document = full_document(document=json.loads(export_bytes(annotated, "results")))
     rows = read_csv(export_bytes(annotated, "labels"))
     assert rows[0] == ["item", "question", "scale", "method", "label", "probability", "entropy",
                        "n_answers"]
@@ -326,7 +327,8 @@ def test_the_bundle_holds_data_settings_results_version_and_readme(annotated):
         names = archive.namelist()
         assert sorted(names) == sorted(["responses.csv", "revisions.csv", "matrix.csv",
                                         "items.csv", "results.json", "settings.json", "VERSION",
-                                        "definition.json", "README.md"])
+                                        "definition.json", "README.md", "labels.csv",
+                                        "item_gaps.csv"])
         definition = json.loads(archive.read("definition.json"))
         assert archive.read("responses.csv") == export_bytes(annotated, "responses")
         assert archive.read("revisions.csv") == export_bytes(annotated, "revisions")

@@ -272,7 +272,7 @@ def test_a_killed_worker_shows_stalled_then_the_run_is_sent_again_and_done_once(
                         "the run sent again to finish")
         done_s = time.monotonic() - killed
         assert (done.deliveries, done.attempts) == (2, 2), (done.deliveries, done.attempts)
-        assert done.results["schema"] == "concord.results/2"
+        assert done.results["schema"] == "concord.results/3"
 
         # The broker's own copy of delivery 1 (the killed worker never acknowledged it) comes
         # back to a worker with a short visibility timeout: superseded, it runs nothing.

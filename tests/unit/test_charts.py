@@ -55,15 +55,20 @@ def rows(chart: Chart, **match) -> list[dict]:
 
 
 def per_question(doc: dict, question: str = "rating") -> dict:
-    """Make a one-question document `concord.results/2`: every record names its question (null
-    for timing and the slow rule), and ``questions`` describes it."""
-    doc["schema"] = "concord.results/2"
+    """Make a one-question full document `concord.results/3`: every record names its question
+    (null for timing and the slow rule), ``questions`` describes it, and it carries its item
+    sections (``item_gaps``) with empty summaries of them (the charts read the full ones)."""
+    doc["schema"] = "concord.results/3"
+    doc.setdefault("largest_gaps", [])
+    doc.setdefault("item_gap_sample", [])
+    doc.setdefault("item_gap_metrics", list(dict.fromkeys(g["metric"] for g in doc["item_gaps"])))
     for section in ("alpha", "trust", "duplicates", "metric_gaps", "item_gaps", "error_weights",
                     "heuristics", "styles", "correlations", "noise", "timing", "scales"):
         for record in doc[section]:
             study_wide = section == "timing" or record.get("rule") == "slow"
             record["question"] = None if study_wide else question
-    counts = {"answers": 0, "blank_answers": 0, "cant_judge": 0, "excluded_answers": 0}
+    counts = {"answers": 0, "blank_answers": 0, "cant_judge": 0, "excluded_answers": 0,
+              "simple_items": len(doc["simple_items"])}
     doc["questions"] = [{"key": question, "prompt": "", "counts": counts,
                          "scales": [{k: v for k, v in s.items() if k != "question"}
                                     for s in doc["scales"]],

@@ -106,3 +106,26 @@ def test_empty_sections_give_empty_tables(doc):
     assert tables.largest_gaps(doc, scale="raw") == []
     assert tables.flag_rows(doc) == ([], [])
     assert tables.timing_rows(doc) == (None, [])
+
+
+def test_a_page_of_some_annotators_keeps_their_records_and_the_pooled_ones():
+    from analysis.dashboard import shown_annotators, with_annotators
+
+    doc = {"annotators": ["A1", "A2", "A3", "A4"],
+           "heuristics": [{"annotator": a, "rule": "slow", "flagged": a == "A4"}
+                          for a in ("A1", "A2", "A3", "A4")],
+           "timing": [{"annotator": "all"}, {"annotator": "A1"}, {"annotator": "A3"}],
+           "trust": [{"coefficients": {"A1": 1.0, "A2": 0.4, "A4": 0.2}, "outliers": ["A2"]}],
+           "error_weights": [{"target": "annotator:A2"}, {"target": "annotator:A3"},
+                             {"target": "human:mean"}],
+           "alpha": [{"scale": "raw", "value": 0.5}]}
+    keep = shown_annotators(doc, limit=2)
+    assert keep == ["A2", "A4"]  # the flagged (a rule, a trust outlier) first
+    assert shown_annotators(doc, limit=4) is None and shown_annotators(doc, limit=None) is None
+    view = with_annotators(doc, keep)
+    assert view["annotators"] == ["A2", "A4"]
+    assert [h["annotator"] for h in view["heuristics"]] == ["A2", "A4"]
+    assert view["timing"] == [{"annotator": "all"}]
+    assert view["trust"] == [{"coefficients": {"A2": 0.4, "A4": 0.2}, "outliers": ["A2"]}]
+    assert view["error_weights"] == [{"target": "annotator:A2"}, {"target": "human:mean"}]
+    assert view["alpha"] == doc["alpha"] and doc["annotators"] == ["A1", "A2", "A3", "A4"]

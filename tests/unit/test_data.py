@@ -44,3 +44,26 @@ def test_nobody_excluded_is_the_same_data():
 def test_an_unknown_pseudonym_is_an_error_naming_it():
     with pytest.raises(ValueError, match=r"excluded_annotators: A4 is not an annotator .*A1–A3"):
         data().without_annotators(["A4", "A1"])
+
+
+def test_item_columns_read_in_chunks_join_into_those_of_all_the_items_at_once():
+    from core.data import concat_item_columns, item_columns
+
+    ids = [f"i{n}" for n in range(7)]
+    control = [n % 3 == 0 for n in range(7)]
+    metrics = [{"bleu": 0.1 * n} if n < 4 else {"chrf": "0.5", "bleu": "n/a"} for n in range(7)]
+    features = [{} if n % 2 else {"errors": n} for n in range(7)]
+    meta = [{"sentiment_a": 0.1, "sentiment_b": -0.2}] * 7
+    texts = ["a b", "c", "", "d e f", "g", "h i", "j"]
+    whole = item_columns(ids, control, metrics, features, meta, texts=texts)
+    parts = [item_columns(ids[a:b], control[a:b], metrics[a:b], features[a:b], meta[a:b],
+                          texts=texts[a:b]) for a, b in ((0, 3), (3, 4), (4, 7))]
+    joined = concat_item_columns(parts)
+    assert joined.ids == whole.ids and joined.meta == whole.meta
+    assert np.array_equal(joined.control, whole.control)
+    assert np.array_equal(joined.words, whole.words)
+    for table in ("metrics", "features"):
+        assert sorted(getattr(joined, table)) == sorted(getattr(whole, table))
+        for name, values in getattr(whole, table).items():
+            np.testing.assert_array_equal(getattr(joined, table)[name], values)
+    assert concat_item_columns([]).ids == []

@@ -83,7 +83,7 @@ def document() -> dict:
 
 
 def test_every_record_names_its_question_and_only_time_is_the_studys(document):
-    assert document["schema"] == "concord.results/2"
+    assert document["schema"] == "concord.results/3"
     assert question_keys(document) == ["coherence", "relevance"]
     for section in SECTIONS:
         assert document[section], section

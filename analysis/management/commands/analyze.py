@@ -3,6 +3,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from analysis.selectors import full_document
 from analysis.services import analysis_run_create, analysis_run_execute
 from core.results import SCHEMA
 from core.settings import Knob, knobs
@@ -37,6 +38,10 @@ class Command(BaseCommand):
             help="any analysis setting by its key path, e.g. heuristics.slow.threshold_s=600 "
                  "(VALUE read as JSON when it is JSON); repeat for several")
         parser.add_argument("--output", metavar="FILE", help="write the document here (else stdout)")
+        parser.add_argument("--full", action="store_true",
+                            help="write the full document, every item's records included "
+                                 "(items, simple_items, item_gaps, item_labels: it grows with "
+                                 "the items; the run stores them apart)")
 
     @staticmethod
     def _add_setting(parser, path: str, spec: Knob) -> None:
@@ -51,7 +56,7 @@ class Command(BaseCommand):
             parser.add_argument(_option(path), dest=path, type=int if spec.kind == "int" else float,
                                 help=f"{text}; {spec.bounds()}")
 
-    def handle(self, *args, slug, output, set_values, **options):
+    def handle(self, *args, slug, output, set_values, full=False, **options):
         try:
             study = Study.objects.get(slug=slug)
         except Study.DoesNotExist:
@@ -77,7 +82,8 @@ class Command(BaseCommand):
             run = analysis_run_execute(run_id=run.pk)
         except ValueError as exc:  # e.g. an excluded pseudonym the study does not have
             raise CommandError(f"run {run.pk} failed: {exc}") from None
-        text = json.dumps(run.results, indent=2, ensure_ascii=False, allow_nan=False)
+        document = full_document(document=run.results) if full else run.results
+        text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)
         if output:
             Path(output).write_text(text + "\n", encoding="utf-8")
             self.stderr.write(f"Wrote {output} (run {run.pk}, {run.timings['analyses_s']} s).")
