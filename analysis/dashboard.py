@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from core.results import LARGEST_GAPS
 from core.settings import LEVELS, RULES
 
 RULE_LABELS = {
@@ -23,7 +24,6 @@ RULE_LABELS = {
     "disagreeable": "Disagreeable",
     "sentiment": "Sentiment-driven",
 }
-LARGEST_GAPS = 10
 BASELINE = "Baseline (no filter)"
 
 
@@ -214,7 +214,10 @@ def gap_rows(doc: Mapping[str, Any], *, scale: str, aggregate: str = "mean") -> 
 
 def largest_gaps(doc: Mapping[str, Any], *, scale: str, aggregate: str = "mean",
                  limit: int = LARGEST_GAPS) -> list[Mapping[str, Any]]:
-    rows = [r for r in _by(doc.get("item_gaps", []), scale=scale, aggregate=aggregate)
+    # A stored document (`concord.results/3`) keeps the largest gaps of each metric; a full
+    # one, or one before /3, every item's.
+    section = "item_gaps" if isinstance(doc.get("item_gaps"), list) else "largest_gaps"
+    rows = [r for r in _by(doc.get(section, []), scale=scale, aggregate=aggregate)
             if r.get("gap") is not None]
     rows.sort(key=lambda r: (-abs(r["gap"]), r["item"], r["metric"]))
     return rows[:limit]
@@ -301,20 +304,24 @@ def rank_table(doc: Mapping[str, Any], *, scale: str) -> RankTable | None:
     if trust.get("outliers"):
         for name in trust["outliers"]:
             flagged[name].append("Trust outlier")
+    by_annotator: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for c in competence:  # one pass, not one per annotator (quadratic at thousands)
+        by_annotator[c["annotator"]].append(c)
     rows = []
     for name in names:
         comp = {m: None for m in COMPETENCE_LABELS}
         ranks: dict[str, int | None] = {m: None for m in COMPETENCE_LABELS}
-        for c in competence:
-            if c["annotator"] == name:
-                comp[c["method"]] = c.get("competence")
-                ranks[c["method"]] = c.get("rank")
+        for c in by_annotator[name]:
+            comp[c["method"]] = c.get("competence")
+            ranks[c["method"]] = c.get("rank")
         known = [r for r in [trust_ranks.get(name), *ranks.values()] if r is not None]
         rows.append(RankRow(name, coefficients.get(name), trust_ranks.get(name), comp, ranks,
                             [cells[name].get(r) for r in rules], flagged[name],
                             sum(known) / len(known) if known else None))
     rows.sort(key=lambda r: (-len(r.flags), -(r.mean_rank or 0.0), _annotator_key(r.annotator)))
-    return RankTable(scale, len(names), rules, [QUALITY_RULE_LABELS[r] for r in rules], rows,
+    # The ranks are out of every analysed annotator, also when the page shows some of them.
+    total = (doc.get("counts") or {}).get("annotators")
+    return RankTable(scale, total if isinstance(total, int) else len(names), rules, [QUALITY_RULE_LABELS[r] for r in rules], rows,
                      _by(doc.get("competence_models", []), scale=scale))
 
 
@@ -423,3 +430,62 @@ def dashboard_notes(*, alpha: list[AlphaTable], duplicates: list[Mapping[str, An
         "comparisons": reason_notes(r.get("reason") for r in comparisons),
         "noise": reason_notes(r.get("reason") for r in noise),
     }
+
+
+# --- crowd-sized studies: the annotators a page shows ------------------------------------------
+
+# Above this many annotators the page shows, in every table and chart of annotators, this many:
+# the flagged ones first (any rule, any trust outlier), then the others in pseudonym order; it
+# says so and links to the whole (``?annotators=all``). A crowd of 2 000 made a 7 MB page.
+SHOWN_ANNOTATORS = 100
+
+
+def flagged_annotators(doc: Mapping[str, Any]) -> list[str]:
+    """The annotators any rule flags or trust finds an outlier, in pseudonym order."""
+    names: set[str] = set()
+    for section in ("heuristics", "quality"):
+        names |= {str(r["annotator"]) for r in doc.get(section, [])
+                  if isinstance(r, Mapping) and r.get("flagged") and r.get("annotator")}
+    for r in doc.get("trust", []):
+        if isinstance(r, Mapping):
+            names |= {str(a) for a in r.get("outliers") or []}
+    return sorted(names, key=_annotator_key)
+
+
+def shown_annotators(doc: Mapping[str, Any], *, limit: int | None = SHOWN_ANNOTATORS
+                     ) -> list[str] | None:
+    """The annotators the page shows: None for all of them (at most ``limit``, or ``limit``
+    None), else ``limit`` of them, the flagged ones first."""
+    names = [str(n) for n in doc.get("annotators", [])]
+    if limit is None or len(names) <= limit:
+        return None
+    first = [n for n in flagged_annotators(doc) if n in set(names)]
+    chosen = set(first)
+    return (first + [n for n in names if n not in chosen])[:limit]
+
+
+def with_annotators(doc: Mapping[str, Any], keep: Iterable[str]) -> dict[str, Any]:
+    """Return the document as it reads for the annotators ``keep`` only: every record of
+    another annotator left out (pooled records, like the timing of "all", stay), trust
+    coefficients and outliers restricted, the per-annotator error weights too."""
+    kept = set(keep)
+    view = dict(doc)
+    view["annotators"] = [a for a in doc.get("annotators", []) if a in kept]
+    for section, records in doc.items():
+        if not isinstance(records, list) or section == "annotators":
+            continue
+        if section == "trust":
+            view[section] = [{**r, "coefficients": {a: c for a, c in (r.get("coefficients")
+                                                                      or {}).items()
+                                                    if a in kept},
+                              "outliers": [a for a in r.get("outliers") or [] if a in kept]}
+                             if isinstance(r, Mapping) else r for r in records]
+        elif section == "error_weights":
+            view[section] = [r for r in records if not isinstance(r, Mapping)
+                             or not str(r.get("target", "")).startswith("annotator:")
+                             or str(r["target"])[len("annotator:"):] in kept]
+        elif any(isinstance(r, Mapping) and "annotator" in r for r in records[:1]):
+            view[section] = [r for r in records if not isinstance(r, Mapping)
+                             or r.get("annotator") in kept or r.get("annotator") == "all"]
+    return view
+

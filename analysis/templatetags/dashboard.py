@@ -42,6 +42,15 @@ def seconds(value) -> str:
 
 
 @register.filter
+def grouped(value) -> str:
+    """A whole number with its thousands apart, as the docs write them (2 000)."""
+    try:
+        return f"{int(value):,}".replace(",", "\u202f")
+    except (TypeError, ValueError):
+        return DASH
+
+
+@register.filter
 def get(mapping, key):
     return mapping.get(key) if hasattr(mapping, "get") else None
 
