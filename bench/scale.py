@@ -15,8 +15,8 @@ resident memory is read from ``wait4``:
 1. ``import_items``;
 2. ``import_responses --format long``, and beside it the COPY floor: the same rows COPYed into
    scratch copies of the response and answer tables (same indexes, same foreign keys);
-3. ``analyze`` (at 1e6 it may fail today: the results document is one jsonb value; the failure
-   and its time are recorded and the bench goes on);
+3. ``analyze`` with the run's own figures (loading, each section, storing the item records, peak
+   memory; a failure and its time are recorded and the bench goes on);
 4. the results dashboard rendered for the owner (Django's test client);
 5. ``export --what responses --format csv`` against PostgreSQL's ``COPY (…) TO STDOUT`` of the
    same join.
@@ -153,6 +153,16 @@ owner = get_user_model().objects.create_superuser("scale", "scale@example.org", 
 study_create(owner=owner, slug="scale", title="Scale bench", preset="similarity-1-5")
 """
 
+RUN_TIMINGS = """
+import json
+from analysis.models import AnalysisRun
+run = AnalysisRun.objects.filter(study__slug="scale").order_by("-id").first()
+t = run.timings if run else {}
+top = [[k, round(v, 1)] for k, v in (run.sections_by_time if run else [])[:6]]
+print("TIMINGS", json.dumps({k: t.get(k) for k in ("load_s", "analyses_s", "store_s",
+                                                   "peak_rss_mb")} | {"sections": top}))
+"""
+
 DASHBOARD = """
 import time
 from django.contrib.auth import get_user_model
@@ -274,6 +284,9 @@ def main(argv: list[str] | None = None) -> int:
                 steps["analysis"] = run("analyze", timed(
                     "analyze", SLUG, "--output", str(Path(tmp) / "results.json")), env,
                     check=False, timeout=args.timeout)
+                figures = run("run timings", manage("shell", "-c", RUN_TIMINGS), env, check=False)
+                if figures["ok"] and figures["last_line"].startswith("TIMINGS "):
+                    steps["analysis"]["timings"] = json.loads(figures["last_line"][8:])
             if "dashboard" not in args.skip:
                 dashboard = run("dashboard", manage("shell", "-c", DASHBOARD), env, check=False)
                 if dashboard["ok"] and dashboard["last_line"].startswith("DASHBOARD"):
@@ -317,6 +330,12 @@ def report(steps: dict[str, dict], answers: int) -> None:
         print(f"analyze: {'ok' if a['ok'] else 'FAILED'} in {a['seconds']:.1f} s, peak "
               f"{a['peak_mb']} MB (target at 1e6: <= {TARGETS['analysis_1e6_s']:.0f} s, "
               f"<= {TARGETS['analysis_1e6_gb']:.0f} GB)")
+        t = a.get("timings") or {}
+        if t:
+            sections = t.get("sections") or []
+            print(f"  the run: load {t.get('load_s')} s, analyses {t.get('analyses_s')} s, "
+                  f"storing the item records {t.get('store_s')} s, peak {t.get('peak_rss_mb')} MB; "
+                  "largest sections: " + ", ".join(f"{k} {v:.1f} s" for k, v in sections[:6]))
     d = steps.get("dashboard", {})
     print(f"dashboard render: {d.get('render_s', 'n/a')} s (HTTP {d.get('status', 'n/a')}; "
           "without results when the analysis failed)")
