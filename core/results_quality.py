@@ -33,7 +33,11 @@ from core.data import StudyData
 from core.settings import AnalysisSettings
 from core.stats._types import FloatArray, LongRatings
 from core.stats.competence import CompetenceResult, ItemLabels, dawid_skene, mace
-from core.stats.correlation_uncertainty import bootstrap_correlations, compare_metrics
+from core.stats.correlation_uncertainty import (
+    batch_pairs,
+    bootstrap_correlations,
+    compare_metrics,
+)
 from core.stats.correlations import (
     ALL,
     CorrelationRecord,
@@ -154,7 +158,6 @@ class Intervals:
                  s: AnalysisSettings) -> None:
         self.ratings, self.metrics, self.s = ratings, metrics, s
         self.cache: dict[tuple[tuple[int, ...], str], dict[str, Any]] = {}
-        self.humans: dict[tuple[int, ...], FloatArray] = {}
 
     def _wanted(self, baseline: bool) -> bool:
         wanted = self.s.correlation_intervals
@@ -166,21 +169,28 @@ class Intervals:
             (tuple(sorted(int(a) for a in removed)), metric)
             for removed, metric, baseline in requests if self._wanted(baseline)))
         keys = [key for key in keys if key not in self.cache]
-        if not keys:
-            return
-        for removed, _ in keys:
-            if removed not in self.humans:
-                self.humans[removed] = item_means(self.ratings, removed=removed)
-        found = bootstrap_correlations(
-            [(np.asarray(self.metrics[metric], dtype=float), self.humans[removed])
-             for removed, metric in keys],
-            seed=self.s.seed, n_resamples=self.s.bootstrap_samples,
-            confidence=self.s.bootstrap_confidence)
-        for key, interval in zip(keys, found, strict=True):
-            ci = interval.to_record()
-            self.cache[key] = {k: ci[k] for k in ("pearson_ci", "spearman_ci", "n_resamples",
-                                                  "n_undefined", "confidence", "reason")
-                               if k in ci}
+        by_removed: dict[tuple[int, ...], list[str]] = {}
+        for removed, metric in keys:
+            by_removed.setdefault(removed, []).append(metric)
+        # A human side per removed set, a few at a time: a crowd study has hundreds of
+        # combinations over a million items, each side as large as the items.
+        metrics = {m: np.asarray(v, dtype=float) for m, v in self.metrics.items()}
+        sides = list(by_removed.items())
+        n_items = max((v.size for v in metrics.values()), default=1)
+        per_batch = max(1, batch_pairs(n_items) // max(1, len(metrics)))
+        for first in range(0, len(sides), per_batch):
+            batch = [(removed, metric, human) for removed, names, human in (
+                (removed, names, item_means(self.ratings, removed=removed))
+                for removed, names in sides[first:first + per_batch]) for metric in names]
+            found = bootstrap_correlations(
+                [(metrics[metric], human) for _, metric, human in batch],
+                seed=self.s.seed, n_resamples=self.s.bootstrap_samples,
+                confidence=self.s.bootstrap_confidence)
+            for (removed, metric, _), interval in zip(batch, found, strict=True):
+                ci = interval.to_record()
+                self.cache[(removed, metric)] = {
+                    k: ci[k] for k in ("pearson_ci", "spearman_ci", "n_resamples",
+                                       "n_undefined", "confidence", "reason") if k in ci}
 
     def of(self, removed: Sequence[int], metric: str, *, baseline: bool = False
            ) -> dict[str, Any]:

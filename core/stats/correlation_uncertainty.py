@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -194,15 +194,54 @@ def bootstrap_correlations(
     against one column of human means draw one set of resamples.
     """
     _check(n_resamples, confidence, engine)
-    prepared = [_Pair.of(x, y) for x, y in pairs]
-    groups: dict[int, list[_Pair]] = {}
-    for pair in prepared:
-        if pair.point.pearson is not None and pair.point.spearman is not None:
-            groups.setdefault(pair.n, []).append(pair)
-    for group in groups.values():
-        _resample(group, rng=np.random.default_rng(seed), n_resamples=n_resamples,
-                  engine=engine)
-    return [pair.interval(n_resamples, confidence) for pair in prepared]
+    found: list[CorrelationInterval | None] = [None] * len(pairs)
+    for batch in _batches(pairs):
+        prepared = {k: _Pair.of(*pairs[k]) for k in batch}
+        groups: dict[int, list[_Pair]] = {}
+        for pair in prepared.values():
+            if pair.point.pearson is not None and pair.point.spearman is not None:
+                groups.setdefault(pair.n, []).append(pair)
+        for group in groups.values():
+            _resample(group, rng=np.random.default_rng(seed), n_resamples=n_resamples,
+                      engine=engine)
+        for k, pair in prepared.items():
+            found[k] = pair.interval(n_resamples, confidence)
+    assert all(interval is not None for interval in found)  # every index is in one batch
+    return cast(list[CorrelationInterval], found)
+
+
+# What one batch of pairs may hold while it is resampled: about _PAIR_BYTES per item and pair
+# (its values, their order, its human side's ranks).  A crowd study's filtered correlations are
+# hundreds of pairs over a million items, tens of gigabytes at once; in batches its peak stays
+# near this bound, and a batch costs one more draw of the resamples.
+_BATCH_BYTES = 1 << 30
+_PAIR_BYTES = 64
+
+
+def batch_pairs(n_items: int) -> int:
+    """How many pairs of ``n_items`` items one batch of `bootstrap_correlations` holds."""
+    return max(1, _BATCH_BYTES // (max(1, n_items) * _PAIR_BYTES))
+
+
+def _batches(pairs: Sequence[tuple[npt.ArrayLike, npt.ArrayLike]]) -> list[list[int]]:
+    """Split the pairs' indices into batches within `_BATCH_BYTES`, pairs of one human side
+    (the same ``y`` object) kept together where a batch can hold them, so they share its ranks.
+    """
+    by_side: dict[int, list[int]] = {}
+    for k, (_, y) in enumerate(pairs):
+        by_side.setdefault(id(y), []).append(k)
+    batches: list[list[int]] = []
+    held = 0
+    for side in by_side.values():
+        for k in side:
+            cost = max(1, np.size(pairs[k][1])) * _PAIR_BYTES
+            if batches and held + cost <= _BATCH_BYTES:
+                batches[-1].append(k)
+                held += cost
+            else:
+                batches.append([k])
+                held = cost
+    return batches
 
 
 Engine = Literal["auto", "numpy", "compiled"]
@@ -272,7 +311,6 @@ def _resample(pairs: Sequence[_Pair], *, rng: np.random.Generator, n_resamples: 
         engine == "auto" and _bootstrap_compiled.AVAILABLE and n >= COMPILED_MIN_ITEMS)
     pearson = [np.empty(n_resamples) for _ in pairs]
     spearman = [np.empty(n_resamples) for _ in pairs]
-    x_groups = [_Groups(pair.x) for pair in pairs]
     y_groups: dict[bytes, _Groups] = {}  # the human side, shared by the metrics of one row
     y_of = []
     for pair in pairs:
@@ -280,25 +318,24 @@ def _resample(pairs: Sequence[_Pair], *, rng: np.random.Generator, n_resamples: 
         if key not in y_groups:
             y_groups[key] = _Groups(pair.y)
         y_of.append(key)
-    centred = [(pair.x - pair.x.mean(), pair.y - pair.y.mean()) for pair in pairs]
     block = max(1, _BLOCK_CELLS // n)
     centre = (n + 1) / 2.0
     draws = [(lo, min(n_resamples, lo + block)) for lo in range(0, n_resamples, block)]
     if not compiled:
+        x_groups = [_Groups(pair.x) for pair in pairs]
+        centred = [(pair.x - pair.x.mean(), pair.y - pair.y.mean()) for pair in pairs]
         for lo, hi in draws:
             _numpy_block(rng.integers(0, n, size=(hi - lo, n)), n, lo, hi, y_groups, x_groups,
                          y_of, centred, centre, pearson, spearman)
     else:
-        _compiled_resample(rng, n, draws, x_groups, y_groups, y_of, centred, centre, pearson,
-                           spearman)
+        _compiled_resample(rng, n, draws, pairs, y_groups, y_of, centre, pearson, spearman)
     for pair, p, r in zip(pairs, pearson, spearman, strict=True):
         pair.pearson, pair.spearman = p, r
 
 
 def _compiled_resample(rng: np.random.Generator, n: int, draws: Sequence[tuple[int, int]],
-                       x_groups: Sequence[_Groups], y_groups: Mapping[bytes, _Groups],
-                       y_of: Sequence[bytes], centred: Sequence[tuple[FloatArray, FloatArray]],
-                       centre: float, pearson: Sequence[FloatArray],
+                       pairs: Sequence[_Pair], y_groups: Mapping[bytes, _Groups],
+                       y_of: Sequence[bytes], centre: float, pearson: Sequence[FloatArray],
                        spearman: Sequence[FloatArray]) -> None:
     """Fill every pair's resamples with the compiled engine (`_bootstrap_compiled`).
 
@@ -307,15 +344,21 @@ def _compiled_resample(rng: np.random.Generator, n: int, draws: Sequence[tuple[i
     (the kernels release the GIL), the next block is drawn and counted into a second buffer.
     """
     width = _bootstrap_compiled.WIDTH
-    # Each pair's values in the order of its metric; narrow integers, less memory to walk.
-    in_x_order = [(gx.order.astype(np.int32), np.append(gx.starts, n).astype(np.int64),
-                   xc[gx.order], yc[gx.order], y_groups[key].group[gx.order].astype(np.int32))
-                  for gx, key, (xc, yc) in zip(x_groups, y_of, centred, strict=True)]
+    # Each pair's values in the order of its metric, built one pair at a time (its groups and
+    # centred copies are dropped at once); narrow integers, less memory to walk.
+    in_x_order = []
+    for pair, key in zip(pairs, y_of, strict=True):
+        gx = _Groups(pair.x)
+        order = gx.order
+        in_x_order.append((order.astype(np.int32), np.append(gx.starts, n).astype(np.int64),
+                           pair.x[order] - pair.x.mean(), pair.y[order] - pair.y.mean(),
+                           y_groups[key].group[order].astype(np.int32)))
+        del gx, order
     y_order = {key: (g.order.astype(np.int32), np.append(g.starts, n).astype(np.int64))
                for key, g in y_groups.items()}
     buffers = [np.zeros((n, width), dtype=np.uint16) for _ in range(2)]
     pending: list[list[Any]] = [[], []]
-    with ThreadPoolExecutor(max_workers=max(1, min(available_threads(), len(x_groups)))) as pool:
+    with ThreadPoolExecutor(max_workers=max(1, min(available_threads(), len(pairs)))) as pool:
         current, filled, first = 0, 0, 0
 
         def flush() -> None:

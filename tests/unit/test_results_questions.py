@@ -260,3 +260,15 @@ def test_outliers_that_would_leave_fewer_than_two_annotators_are_not_removed():
     # The alpha of everyone is still there.
     assert all(a["value"] is not None for a in doc["alpha"] if not a["without"]
                and a["items"] == "all")
+
+
+def test_correlation_intervals_in_batches_of_one_pair_are_the_same(document, monkeypatch):
+    """At crowd size the intervals are computed a few human sides at a time (a memory bound);
+    batches of a single pair give every record the same interval."""
+    import core.stats.correlation_uncertainty as module
+
+    monkeypatch.setattr(module, "_BATCH_BYTES", 1)
+    assert module.batch_pairs(N_ITEMS) == 1
+    doc = build_results(questions(), settings=SETTINGS, study={"slug": "s", "title": "S"})
+    assert document["correlation_intervals"]  # there is something to compare
+    assert doc["correlation_intervals"] == document["correlation_intervals"]

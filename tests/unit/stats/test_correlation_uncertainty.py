@@ -231,6 +231,29 @@ def test_its_batch_gives_each_pair_the_interval_of_a_fresh_generator_of_the_seed
     assert batch == alone  # bit for bit
 
 
+@pytest.mark.parametrize("engine", ["numpy", "compiled"] if _bootstrap_compiled.AVAILABLE
+                         else ["numpy"])
+@pytest.mark.parametrize("budget_pairs", [1, 2, 3])
+def test_batches_within_a_memory_budget_give_the_same_intervals(monkeypatch, engine,
+                                                                budget_pairs):
+    """A crowd study's hundreds of pairs are resampled a few at a time (`_BATCH_BYTES`): the
+    batches, however small, give every pair the interval it has alone, in the input's order."""
+    import core.stats.correlation_uncertainty as module
+
+    rng = np.random.default_rng(12)
+    human, other = rng.normal(size=50), rng.normal(size=50)
+    other[5] = nan  # a side of another size, in the same batch as the first
+    metrics = [human + rng.normal(size=50) for _ in range(3)]
+    pairs = [(metrics[0], human), (metrics[1], other), (metrics[2], human),
+             (metrics[0], other), (metrics[1], human)]
+    unbatched = bootstrap_correlations(pairs, seed=5, n_resamples=120, engine=engine)
+    monkeypatch.setattr(module, "_BATCH_BYTES", 50 * module._PAIR_BYTES * budget_pairs)
+    assert [len(b) for b in module._batches(pairs)] == \
+        {1: [1] * 5, 2: [2, 2, 1], 3: [3, 2]}[budget_pairs]
+    assert module._batches(pairs)[0][:2] == ([0, 2] if budget_pairs > 1 else [0])  # by side
+    assert bootstrap_correlations(pairs, seed=5, n_resamples=120, engine=engine) == unbatched
+
+
 def test_its_interval_covers_the_true_correlation_about_95_percent_of_the_time():
     rng = np.random.default_rng(8)
     cov = [[1, 0.5], [0.5, 1]]
