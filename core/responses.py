@@ -132,7 +132,9 @@ class ImportSummary:
     answers: int  # stored rows: non-blank presentations
     blanks: int
     duplicates: int
-    merged_rows: int  # rows merged into an earlier row of the same annotator
+    # Wide files: rows merged into an earlier row of the same annotator (a long file's rows are
+    # one answer each, never merged: 0).
+    merged_rows: int
     imported: bool = False
     # What was accepted but is worth saying (columns of the responses export not read).
     warnings: tuple[str, ...] = ()
@@ -793,5 +795,5 @@ def responses_summarize(annotators: Sequence[Annotator], *, filename: str, fmt: 
         annotators=tuple(per), items=len(answered_items),
         answers=sum(p.answered for p in per), blanks=sum(p.blanks for p in per),
         duplicates=sum(p.duplicates for p in per),
-        merged_rows=sum(a.rows - 1 for a in annotators),
+        merged_rows=sum(a.rows - 1 for a in annotators) if fmt == "wide" else 0,
     )

@@ -289,6 +289,20 @@ def test_it_stores_a_second_row_at_another_position_as_the_duplicate_presentatio
                                 presentation=1).position == 1
 
 
+def test_a_long_file_merges_no_rows_and_the_command_does_not_say_it_did(study, tmp_path):
+    """A long file's rows are one answer each: its summary has no merged rows (the wide
+    format's "rows merged" once read "998 000 rows merged" for a million-answer file)."""
+    data = b"annotator,item,value\nw,p1,1\nw,p2,3\nv,p1,2\n"
+    assert responses_import(study=study, data=data, filename="long.csv", fmt="long",
+                            dry_run=True).merged_rows == 0
+    path = tmp_path / "long.csv"
+    path.write_bytes(data)
+    out = io.StringIO()
+    call_command("import_responses", study.slug, str(path), "--format", "long", stdout=out)
+    assert "Imported 3 answers of 2 annotators on 2 items" in out.getvalue()
+    assert "merged" not in out.getvalue()
+
+
 def test_it_counts_a_blank_long_value_as_presented_but_stores_nothing(study):
     summary = responses_import(study=study, data=b"annotator,item,value\nw,p1,\nw,p2,3\n",
                                filename="long.csv", fmt="long")

@@ -61,5 +61,6 @@ class Command(BaseCommand):
         self.stdout.write(
             f"{verb} {summary.answers} answers of {len(summary.annotators)} annotators on "
             f"{summary.items} items into {slug!r} ({summary.duplicates} repeated presentations, "
-            f"{summary.blanks} blanks, {summary.merged_rows} rows merged)."
+            f"{summary.blanks} blanks"
+            + (f", {summary.merged_rows} rows merged" if summary.fmt == "wide" else "") + ")."
         )
