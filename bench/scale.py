@@ -241,8 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=900,
                         help="seconds after which the analysis is stopped and recorded as failed")
     parser.add_argument("--skip", nargs="*", default=[], choices=["analysis", "dashboard", "export"],
-                        help="steps left out (at 1e7 the analysis of today needs far more memory "
-                             "than a shared machine has)")
+                        help="steps left out (e.g. the analysis, to time the imports alone)")
     args = parser.parse_args(argv)
     answers = int(args.answers)
     url, admin = database_urls(args.database)
