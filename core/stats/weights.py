@@ -83,7 +83,8 @@ def fit_weights(
     feature is ``np.nan`` are left out; each feature is z-scored (mean 0, std with ddof 0) over the
     remaining rows; a constant feature is dropped (coefficient ``None``, listed in ``dropped``).
     With n rows and p kept features, n ≤ p + 1 leaves no residual degree of freedom → every number
-    ``None`` + reason. R² = 1 − SS_res / SS_tot (``None`` + reason for a constant target). Collinear
+    ``None`` + reason. R² = 1 − SS_res / SS_tot (``None`` + reason for a constant target, whose
+    slopes are exactly 0 and intercept the constant). Collinear
     features get the minimum-norm least-squares solution (as ``statsmodels`` OLS with its default
     pinv), flagged by ``rank_deficient`` and a reason.
 
@@ -112,10 +113,16 @@ def fit_weights(
     z = (xs[:, kept] - xs[:, kept].mean(axis=0)) / std[kept]
     design = np.column_stack([np.ones(n), z])
     beta, _, rank, _ = np.linalg.lstsq(design, ys, rcond=None)
+    ss_tot = float(np.sum((ys - ys.mean()) ** 2))
+    if ss_tot == 0:
+        # A constant target c: the z-scored features are orthogonal to the intercept, so the
+        # (minimum-norm) least-squares solution is exactly b0 = c and every slope 0. lstsq
+        # returns rounding noise around 0 (1e-17) that differs with the CPU's BLAS kernels.
+        beta = np.zeros_like(beta)
+        beta[0] = ys[0]
     for name, b in zip((nm for nm, k in zip(feature_names, kept, strict=True) if k), beta[1:], strict=True):
         coef[name] = float(b)
     resid = ys - design @ beta
-    ss_tot = float(np.sum((ys - ys.mean()) ** 2))
     reasons = []
     rank_deficient = int(rank) < p + 1
     if rank_deficient:
