@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import PurePath
-from typing import Any
+from typing import Any, BinaryIO
 
 from django.db import connections, router, transaction
 from django.utils import timezone
@@ -52,7 +52,7 @@ class _Annotator:
 def responses_import_copy(
     *,
     study: Study,
-    data: bytes,
+    data: bytes | BinaryIO,
     filename: str,
     annotator_column: str | None,
     item_map: Upload | Mapping[str, str] | None,
@@ -79,7 +79,7 @@ def responses_import_copy(
     return summary
 
 
-def _import(*, study: Study, data: bytes, filename: str, annotator_column: str | None,
+def _import(*, study: Study, data: bytes | BinaryIO, filename: str, annotator_column: str | None,
             item_map: Any, value_map: Any, meta_columns: Sequence[str], max_bytes: int,
             dry_run: bool) -> ImportSummary:
     questions = study.question_list

@@ -7,6 +7,7 @@ confirmation (`pending_import_*`).
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import re
@@ -18,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path, PurePath
-from typing import Any
+from typing import Any, BinaryIO
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -27,7 +28,7 @@ from django.db.models import Exists, F, OuterRef
 from django.http import Http404
 from django.utils import timezone
 
-from core.problems import InputError, Problem
+from core.problems import Collector, InputError, Problem
 from core.responses import (
     MAX_ACTIVE_MS,
     Annotator,
@@ -513,7 +514,7 @@ def _revise(*, participant: Participant, position: int, answers: Sequence[Answer
 def responses_import(
     *,
     study: Study,
-    data: bytes,
+    data: bytes | BinaryIO,
     filename: str,
     fmt: str,
     annotator_column: str | None = None,
@@ -526,7 +527,9 @@ def responses_import(
     """Validate a response file completely, then store it in one transaction (unless `dry_run`).
 
     `max_bytes` is the size limit (the browser's upload limit by default; the command line has
-    its own, `CONCORD_CLI_MAX_BYTES`). On PostgreSQL a long file is loaded with COPY, streaming
+    its own, `CONCORD_CLI_MAX_BYTES`). ``data`` is the file's bytes or the file itself, opened
+    in binary and seekable: a long file on PostgreSQL is then read a chunk at a time (memory
+    independent of its size). On PostgreSQL a long file is loaded with COPY, streaming
     (`annotation.bulk`); elsewhere, and for the wide format, it is parsed in memory and stored
     with `bulk_create`. Both store the same rows.
 
@@ -551,6 +554,8 @@ def responses_import(
         )
 
     limit = settings.CONCORD_MAX_UPLOAD_BYTES if max_bytes is None else max_bytes
+    if not isinstance(data, bytes) and not _loads_with_copy(fmt):
+        data = _read_within(data, limit, filename)  # parsed in memory: read it whole
     if _loads_with_copy(fmt):
         return responses_import_copy(
             study=study, data=data, filename=filename, annotator_column=annotator_column,
@@ -566,6 +571,17 @@ def responses_import(
         _responses_store(study=study, annotators=annotators, filename=filename)
     return replace(responses_summarize(annotators, filename=filename, fmt=fmt), imported=True,
                    warnings=tuple(notes))
+
+
+def _read_within(file: BinaryIO, limit: int, filename: str) -> bytes:
+    """Read a seekable file whole, refusing it unread when it is over ``limit`` bytes."""
+    size = file.seek(0, io.SEEK_END)
+    file.seek(0)
+    if size > limit:
+        errors = Collector(filename)
+        errors.add(size_over_limit(size, limit=limit))
+        errors.raise_if_any()
+    return file.read()
 
 
 def _loads_with_copy(fmt: str) -> bool:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import BinaryIO, NamedTuple
 
 from core.formats import unneutralise
 from core.problems import Collector
@@ -40,6 +40,7 @@ from core.tabular import (
     Limits,
     Row,
     decode,
+    open_text,
     read_grid,
     read_records,
     stream_grid,
@@ -357,7 +358,7 @@ class LongStream:
 
 
 def responses_stream_long(
-    data: bytes,
+    data: bytes | BinaryIO,
     *,
     filename: str,
     items: Iterable[str],
@@ -371,7 +372,9 @@ def responses_stream_long(
 ) -> LongStream:
     """Read a long file's maps and header now and its rows as they are iterated.
 
-    Memory stays that of the file's text: no row is kept once yielded.
+    No row is kept once yielded; ``data`` as bytes is decoded whole (memory: the file's text),
+    a seekable binary file is read a chunk at a time (`core.tabular.TextFile`: memory
+    independent of the file's size).
     """
     scales = dict(questions)
     items = set(items)
@@ -386,7 +389,8 @@ def responses_stream_long(
     maps.extend(value_read[1])
     known = _Questions(scales, vmap)
     errors = Collector(filename)
-    text = decode(data, errors, max_bytes=max_bytes)
+    text = decode(data, errors, max_bytes=max_bytes) if isinstance(data, bytes) \
+        else open_text(data, errors, max_bytes=max_bytes)
     grid = None if text is None else stream_grid(text, filename=filename, errors=errors,
                                                  limits=limits, min_columns=2)
     columns = None

@@ -38,6 +38,7 @@ Example::
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import json
@@ -45,6 +46,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePath
+from typing import BinaryIO
 
 from core.problems import Collector
 
@@ -144,6 +146,101 @@ def decode(data: bytes, errors: Collector, *, max_bytes: int) -> str | None:
     return text
 
 
+class TextFile:
+    """A UTF-8 file read in chunks, for imports whose memory must not grow with the file.
+
+    `open_text` makes one (the checks of `decode`: size, UTF-16, emptiness). `head` is the text
+    of the first chunk (the header and the delimiter are found in it); `lines` yields the lines
+    with their endings, decoded a chunk at a time: a chunk is cut after its last ``\n`` (a byte
+    no UTF-8 sequence contains), so each decoded piece is whole lines and an undecodable byte
+    is reported at its line and column, as `decode` reports it, and ends the reading (the lines
+    before it are read, where `decode` refuses the whole text). `nul`
+    turns true once a piece holding a NUL character has been decoded.
+    """
+
+    CHUNK = 1 << 20
+
+    def __init__(self, file: BinaryIO, first: bytes, errors: Collector) -> None:
+        # The head holds the first record whole (it may hold quoted line breaks), up to a bound.
+        head = first.decode("utf-8", errors="replace")
+        while len(first) < 4 * MAX_LINE_CHARS:
+            end = _FIRST_RECORD.match(head).end()  # type: ignore[union-attr]  # matches ""
+            if end < len(head) and head[end] in "\r\n":
+                break
+            chunk = file.read(self.CHUNK)
+            if not chunk:
+                break
+            first += chunk
+            head = first.decode("utf-8", errors="replace")
+        self._file, self._first, self._errors = file, first, errors
+        self.head = head
+        self.nul = False
+
+    def lines(self) -> Iterator[str]:
+        carry, newlines = self._first, 0
+        while True:
+            chunk = self._file.read(self.CHUNK)
+            data = carry + chunk if chunk else carry
+            cut = data.rfind(b"\n") + 1 if chunk else len(data)
+            piece, carry = data[:cut], data[cut:]
+            if piece:
+                try:
+                    text = piece.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    # The lines before the byte are read (their problems reported too), then
+                    # the byte ends the file.
+                    good = piece.rfind(b"\n", 0, exc.start) + 1
+                    yield from _lines(piece[:good].decode("utf-8"))
+                    line = newlines + piece.count(b"\n", 0, exc.start) + 1
+                    self._undecodable(piece[exc.start], line, exc.start - good + 1,
+                                      piece[exc.start:])
+                    return
+                self.nul = self.nul or "\0" in text
+                newlines += piece.count(b"\n")
+                for match in _LINE.finditer(text):
+                    yield match[0]
+            if not chunk:
+                return
+
+    def _undecodable(self, byte: int, line: int, column: int, rest: bytes) -> None:
+        # Like `decode`: the file looks Windows-1252 when all of it (from here) decodes so.
+        decoder = codecs.getincrementaldecoder("cp1252")()
+        guess = "Windows-1252 or Latin-1"
+        try:
+            decoder.decode(rest)
+            while chunk := self._file.read(self.CHUNK):
+                decoder.decode(chunk)
+        except UnicodeDecodeError:
+            guess = "not UTF-8"
+        self._errors.add(f"byte 0x{byte:02X} is not UTF-8 (the file looks {guess}); "
+                         "save it as UTF-8", line=line, column=column)
+
+
+def open_text(file: BinaryIO, errors: Collector, *, max_bytes: int) -> TextFile | None:
+    """Return a `TextFile` reading a seekable binary file from its start, or None with the
+    problem recorded (size, UTF-16, emptiness): the streaming counterpart of `decode`."""
+    size = file.seek(0, io.SEEK_END)
+    file.seek(0)
+    if size > max_bytes:
+        errors.add(size_over_limit(size, limit=max_bytes))
+        return None
+    first = file.read(TextFile.CHUNK)
+    if first.startswith((b"\xff\xfe", b"\xfe\xff")):
+        errors.add("the file is UTF-16; save it as UTF-8 (CSV UTF-8 in spreadsheet programs)")
+        return None
+    first = first.removeprefix(b"\xef\xbb\xbf")
+    if not first.strip():  # blank so far: is all of it? (ASCII white space)
+        after = file.tell()
+        while chunk := file.read(TextFile.CHUNK):
+            if chunk.strip():
+                file.seek(after)
+                break
+        else:
+            errors.add("the file is empty")
+            return None
+    return TextFile(file, first, errors)
+
+
 def _decodes(data: bytes, encoding: str) -> bool:
     try:
         data.decode(encoding)
@@ -199,15 +296,20 @@ def _lines(text: str) -> Iterator[str]:
         yield match[0]
 
 
-def _records(text: str, delimiter: str, errors: Collector, limits: Limits, *,
+def _records(text: str | TextFile, delimiter: str, errors: Collector, limits: Limits, *,
              header: bool) -> Iterator[Row]:
     """Yield every record with the line it starts on; record what is wrong with it.
 
     Stops at the first malformed record: the csv module cannot resynchronise after a broken
     quote.
     """
-    reader = csv.reader(_lines(text), delimiter=delimiter, strict=True)
-    has_nul = "\0" in text  # one scan of the text spares a scan of every cell
+    # One scan of the text spares a scan of every cell; a streamed file says once it met one.
+    if isinstance(text, TextFile):
+        streamed: TextFile | None = text
+        lines, has_nul = text.lines(), False
+    else:
+        streamed, lines, has_nul = None, _lines(text), "\0" in text
+    reader = csv.reader(lines, delimiter=delimiter, strict=True)
     # csv's own limit (process-wide, 131 072 by default) bounds a field while it is read; a
     # lower limit of ours is checked on the cells it returns.
     check_length = limits.max_field_chars < csv.field_size_limit()
@@ -229,7 +331,7 @@ def _records(text: str, delimiter: str, errors: Collector, limits: Limits, *,
                 errors.add(f"malformed line: {exc}", line=reader.line_num)
             return
         start, end = end + 1, reader.line_num
-        if has_nul:
+        if has_nul or (streamed is not None and streamed.nul):
             for column, cell in enumerate(cells, start=1):
                 if "\0" in cell:
                     errors.add("a NUL character (0x00) in the cell; remove it", line=start,
@@ -282,7 +384,7 @@ class GridStream:
 
 
 def stream_grid(
-    text: str,
+    text: str | TextFile,
     *,
     filename: str,
     errors: Collector,
@@ -293,9 +395,9 @@ def stream_grid(
     """Read a delimited file's header now and its rows as they are iterated (see `read_grid`).
 
     A file of a million rows is never held as a list of rows: the bulk import stores each row
-    as it is read.
+    as it is read. Given a `TextFile`, not even its text is held.
     """
-    counts = _header_counts(text)
+    counts = _header_counts(text.head if isinstance(text, TextFile) else text)
     delimiter = _delimiter(counts, filename)
     # Refuse a huge header from a count of its delimiters, before splitting it into cells.
     if _too_many_columns(counts[delimiter] + 1, errors, limits, line=1, what="columns in the header"):

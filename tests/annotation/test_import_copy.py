@@ -6,6 +6,8 @@ one database.
 The command-line size limit is separate from the browser's on every database.
 """
 
+import io
+
 import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
@@ -56,10 +58,11 @@ def stored(study):
     return people, responses, answers
 
 
-def load(make_study, alice, slug, data=LONG, **options):
+def load(make_study, alice, slug, data=LONG, *, as_file=False, **options):
     study = make_study(alice, slug=slug, preset="summeval-4x5", items=ITEMS)
-    summary = responses_import(study=study, data=data.encode(), filename="long.csv", fmt="long",
-                               meta_columns=["group"], **options)
+    raw = data.encode()
+    summary = responses_import(study=study, data=io.BytesIO(raw) if as_file else raw,
+                               filename="long.csv", fmt="long", meta_columns=["group"], **options)
     return study, summary
 
 
@@ -87,6 +90,24 @@ def test_it_stores_the_same_rows_with_copy_as_in_memory(postgres, make_study, al
     assert people[0][1] == {"group": "g2"}  # the last non-blank meta value wins
 
 
+@pytest.mark.parametrize("copy", [True, False])
+def test_a_file_read_a_chunk_at_a_time_stores_what_its_bytes_store(make_study, alice,
+                                                                     monkeypatch, copy):
+    """The command line hands the import its open file: on PostgreSQL the long format reads it
+    a chunk at a time (here of 16 bytes), elsewhere whole; the rows are the bytes' rows."""
+    from core.tabular import TextFile
+
+    if copy:
+        require(connection.vendor == "postgresql", "the COPY path is PostgreSQL's")
+    else:
+        monkeypatch.setattr(services, "_loads_with_copy", lambda fmt: False)
+    from_bytes, bytes_summary = load(make_study, alice, "bytes")
+    monkeypatch.setattr(TextFile, "CHUNK", 16)
+    from_file, file_summary = load(make_study, alice, "file", as_file=True)
+    assert stored(from_file) == stored(from_bytes)
+    assert file_summary == bytes_summary
+
+
 def test_a_dry_run_with_copy_counts_and_writes_nothing(postgres, make_study, alice):
     study, summary = load(make_study, alice, "dry", dry_run=True)
     assert (summary.answers, summary.blanks, summary.duplicates, summary.imported) == (8, 2, 1, False)
@@ -107,10 +128,11 @@ u,d1,colour,2,6
 """
 
 
-def problems(make_study, alice, slug):
+def problems(make_study, alice, slug, as_file=False):
     study = make_study(alice, slug=slug, preset="summeval-4x5", items=ITEMS)
     with pytest.raises(InputError) as caught:
-        responses_import(study=study, data=BAD.encode(), filename="bad.csv", fmt="long")
+        responses_import(study=study, data=io.BytesIO(BAD.encode()) if as_file else BAD.encode(),
+                         filename="bad.csv", fmt="long")
     assert not Participant.objects.filter(study=study).exists()
     assert not Response.objects.filter(participant__study=study).exists()
     return [str(p) for p in caught.value.problems]
@@ -134,8 +156,10 @@ def test_it_reports_every_problem_at_once_and_writes_nothing(make_study, alice):
 def test_it_reports_the_same_problems_with_copy_as_in_memory(postgres, make_study, alice,
                                                                monkeypatch):
     copied = problems(make_study, alice, "bad-copy")
+    assert problems(make_study, alice, "bad-copy-file", as_file=True) == copied
     monkeypatch.setattr(services, "_loads_with_copy", lambda fmt: False)
     assert copied == problems(make_study, alice, "bad-memory")
+    assert copied == problems(make_study, alice, "bad-memory-file", as_file=True)
 
 
 def test_it_leaves_no_staging_table_behind_and_imports_twice_in_one_transaction(postgres,

@@ -47,12 +47,15 @@ class Command(BaseCommand):
         study = get_study(slug)
         maps = {name: Upload(path, read_file(path)) if path else None
                 for name, path in (("item_map", item_map), ("value_map", value_map))}
+        read_file(file, check_only=True)
+        # Read a chunk at a time where the file is streamed (long, PostgreSQL), whole elsewhere.
         try:
-            summary = responses_import(
-                study=study, data=read_file(file), filename=file, fmt=fmt,
-                annotator_column=annotator_column, meta_columns=_columns(meta_columns),
-                dry_run=dry_run, max_bytes=cli_max_bytes(max_bytes), **maps,
-            )
+            with open(file, "rb") as data:
+                summary = responses_import(
+                    study=study, data=data, filename=file, fmt=fmt,
+                    annotator_column=annotator_column, meta_columns=_columns(meta_columns),
+                    dry_run=dry_run, max_bytes=cli_max_bytes(max_bytes), **maps,
+                )
         except InputError as exc:
             raise CommandError(exc.render()) from None
         for warning in summary.warnings:

@@ -24,11 +24,13 @@ def resolve_owner(username: str | None):
     return supers[0]
 
 
-def read_file(path: str) -> bytes:
+def read_file(path: str, *, check_only: bool = False) -> bytes:
+    """Return a file's bytes (``check_only``: only check that it is a file), or stop the
+    command with "no such file"."""
     file = Path(path)
     if not file.is_file():
         raise CommandError(f"{path}: no such file")
-    return file.read_bytes()
+    return b"" if check_only else file.read_bytes()
 
 
 def get_study(slug: str) -> Study:
