@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path, PurePath
 from typing import Any
 
@@ -222,7 +222,8 @@ def study_create_from_definition(*, owner: AbstractBaseUser, definition: dict[st
     )
 
 
-def items_import(*, study: Study, data: bytes, filename: str, max_bytes: int | None = None) -> int:
+def items_import(*, study: Study, data: bytes, filename: str, max_bytes: int | None = None,
+                 progress: Callable[[float, str], None] | None = None) -> int:
     """Validate an item file completely, then store every item in one transaction.
 
     `max_bytes` is the size limit (the browser's upload limit by default). On PostgreSQL the
@@ -243,6 +244,8 @@ def items_import(*, study: Study, data: bytes, filename: str, max_bytes: int | N
         if problems:
             raise InputError(problems)
         pair_rows_score(rows)  # similarity metrics and sentiment (docs/metrics.md)
+    if progress:
+        progress(0.5, f"storing {len(rows)} items")
     with transaction.atomic():
         start = study.items.count()
         if _loads_with_copy():
