@@ -7,6 +7,11 @@ transaction commits. `import_job_execute` runs the very import the page and the 
 (`studies.services.items_import`, `annotation.services.responses_import`: the same checks, the
 same messages, one transaction, nothing written on any problem), records its progress, then
 either the summary or every problem, and deletes the folder whatever the outcome.
+
+A response file is checked first, as the page previews a small one: the first job is a dry run
+(`dry_run`) whose page shows what the file holds; `import_job_confirm` then starts the import of
+the same kept file (validated again), `import_job_discard` deletes it. A kept file nobody
+confirms is deleted after a day.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
+from django.http import Http404
 
 from core.problems import InputError, Problem
 from core.responses import ImportSummary, Upload
@@ -52,7 +58,7 @@ def import_is_large(upload: UploadedFile) -> bool:
 def import_job_create(*, study: Study, user: AbstractBaseUser | None, what: str,
                       upload: UploadedFile, options: Mapping[str, Any] | None = None,
                       maps: Mapping[str, UploadedFile | None] | None = None,
-                      enqueue: bool = True) -> ImportJob:
+                      dry_run: bool = False, enqueue: bool = True) -> ImportJob:
     """Keep an upload (and its map files) under IMPORTS_DIR, record a queued job, and send its
     task once the transaction commits.
 
@@ -78,19 +84,56 @@ def import_job_create(*, study: Study, user: AbstractBaseUser | None, what: str,
         names = {name: PurePath(part.name or name).name for name, part in files.items()}
         job = ImportJob.objects.create(
             study=study, created_by=user, what=what, filename=names.pop(DATA),
-            size_bytes=upload.size or 0, folder=key,
+            size_bytes=upload.size or 0, folder=key, dry_run=dry_run,
             options={**(options or {}), "maps": names}, message="waiting for a worker")
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
     if enqueue:
-        def send() -> None:
-            if not job_send(model=ImportJob, job=job,
-                            send=functools.partial(import_job_send, job.pk)):
-                if job.status == Job.Status.FAILED:  # the broker refused it: nothing will run
-                    _forget(job)
-        transaction.on_commit(send)
+        _enqueue(job)
     return job
+
+
+def _enqueue(job: ImportJob) -> None:
+    def send() -> None:
+        if not job_send(model=ImportJob, job=job,
+                        send=functools.partial(import_job_send, job.pk)):
+            if job.status == Job.Status.FAILED:  # the broker refused it: nothing will run
+                _forget(job)
+    transaction.on_commit(send)
+
+
+def import_job_confirm(*, job: ImportJob, user: AbstractBaseUser | None,
+                       enqueue: bool = True) -> ImportJob:
+    """Start the import of the file a finished check kept (a new job); 404 when it was already
+    confirmed or cancelled.
+
+    The kept file passes to the new job by one conditional UPDATE, so a double click imports
+    once.
+    """
+    folder = _checked(job)
+    new = ImportJob.objects.create(
+        study=job.study, created_by=user, what=job.what, filename=job.filename,
+        size_bytes=job.size_bytes, folder=folder, options=job.options,
+        message="waiting for a worker")
+    if enqueue:
+        _enqueue(new)
+    return new
+
+
+def import_job_discard(*, job: ImportJob) -> None:
+    """Delete the file a finished check kept; 404 when it was already confirmed or cancelled."""
+    folder = _checked(job)
+    shutil.rmtree(Path(settings.IMPORTS_DIR) / folder, ignore_errors=True)
+
+
+def _checked(job: ImportJob) -> str:
+    """Take the kept file of a successful check away from it; return its folder, or 404."""
+    claimed = ImportJob.objects.filter(pk=job.pk, dry_run=True, status=Job.Status.DONE,
+                                       folder=job.folder).exclude(folder="").update(folder="")
+    if not claimed:
+        raise Http404("This file was already imported or cancelled")
+    return job.folder
 
 
 def import_job_send(job_id: int, delivery: int) -> None:
@@ -128,7 +171,12 @@ def import_job_execute(*, job_id: int) -> ImportJob:
                          progress=min(99, max(1, round(100 * fraction))), message=message)
 
     try:
-        if job.what == ImportJob.What.ITEMS:
+        if job.dry_run:
+            result = _responses(job, folder, report)
+            summary = _summary(result)
+            message = (f"{job.filename} holds {result.answers} answers of "
+                       f"{len(result.annotators)} annotators; nothing is stored yet.")
+        elif job.what == ImportJob.What.ITEMS:
             count = items_import(study=job.study, data=(folder / DATA).read_bytes(),
                                  filename=job.filename, progress=report)
             summary: dict[str, Any] = {"items": count}
@@ -153,7 +201,8 @@ def import_job_execute(*, job_id: int) -> ImportJob:
         _forget(job)
         raise
     job_done(model=ImportJob, job_id=job.pk, message=message, summary=summary)
-    _forget(job)
+    if not job.dry_run:  # a check keeps the file for the import it previews
+        _forget(job)
     job.refresh_from_db()
     return job
 
@@ -173,7 +222,8 @@ def _responses(job: ImportJob, folder: Path, report) -> ImportSummary:
     return responses_import(
         study=job.study, data=(folder / DATA).read_bytes(), filename=job.filename,
         fmt=options["fmt"], annotator_column=options.get("annotator_column") or None,
-        meta_columns=options.get("meta_columns", ()), progress=report, **maps)
+        meta_columns=options.get("meta_columns", ()), dry_run=job.dry_run, progress=report,
+        **maps)
 
 
 def _summary(summary: ImportSummary) -> dict[str, Any]:
@@ -199,7 +249,8 @@ def _forget(job: ImportJob) -> None:
 
 
 def _imports_sweep() -> None:
-    """Delete folders older than a day that no queued or running job needs."""
+    """Delete folders older than a day that no queued or running job needs (a check's kept
+    file nobody confirmed, a folder whose job is gone)."""
     root = Path(settings.IMPORTS_DIR)
     if not root.is_dir():
         return

@@ -90,7 +90,7 @@ class ImportJob(Job):
     """A browser upload of items or responses imported in the background (a large file).
 
     The upload waits under IMPORTS_DIR/`folder` until the job has run; it is deleted then,
-    whatever the outcome. A file with problems fails the job: `problems` lists them
+    whatever the outcome (a successful check keeps it for the import it previews). A file with problems fails the job: `problems` lists them
     ([file, line, column, message], the first 200) and `omitted` counts the rest; nothing was
     written. A done job keeps what was imported in `summary`.
     """
@@ -103,6 +103,9 @@ class ImportJob(Job):
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="import_jobs")
     what = models.CharField(max_length=10, choices=What.choices)
+    # A check (responses): validate and summarise, nothing written; the upload is kept for the
+    # import the researcher confirms (a new job), until cancelled or a day old.
+    dry_run = models.BooleanField(default=False)
     filename = models.CharField(max_length=255)
     size_bytes = models.BigIntegerField(default=0)
     folder = models.CharField(max_length=64, blank=True)  # under IMPORTS_DIR; "" once deleted

@@ -30,5 +30,9 @@ urlpatterns = [
          name="import_job"),
     path("studies/<slug:slug>/imports/<int:job_id>/status.json", views.import_job_status_view,
          name="import_job_status"),
+    path("studies/<slug:slug>/imports/<int:job_id>/confirm/", views.import_job_confirm_view,
+         name="import_job_confirm"),
+    path("studies/<slug:slug>/imports/<int:job_id>/cancel/", views.import_job_cancel_view,
+         name="import_job_cancel"),
     path("api/", include(router.urls)),
 ]

@@ -54,7 +54,13 @@ from .binding import (
 )
 from .binding import PARAM as BINDING_PARAM
 from .forms import ResponseImportForm
-from .imports import import_is_large, import_job_create, import_job_problems
+from .imports import (
+    import_is_large,
+    import_job_confirm,
+    import_job_create,
+    import_job_discard,
+    import_job_problems,
+)
 from .models import ImportJob
 from .selectors import (
     assignment_at,
@@ -551,7 +557,7 @@ def responses_upload(request: HttpRequest, slug: str) -> HttpResponse:
     error = None
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        if import_is_large(data["file"]):  # checked and imported by a job, no preview
+        if import_is_large(data["file"]):  # checked by a job, then previewed on its page
             return _import_job_start(request, study, data)
         try:
             key, _pending = pending_import_create(
@@ -576,7 +582,7 @@ def _import_job_start(request: HttpRequest, study: Study, data: dict) -> HttpRes
             study=study, user=request.user, what=ImportJob.What.RESPONSES, upload=data["file"],
             options={"fmt": data["format"], "meta_columns": data["meta_columns"],
                      "annotator_column": data["annotator_column"].strip()},
-            maps={"item_map": data["item_map"], "value_map": data["value_map"]})
+            maps={"item_map": data["item_map"], "value_map": data["value_map"]}, dry_run=True)
     except InputError as exc:
         return render(request, "annotation/import_responses.html",
                       {"study": study, "form": ResponseImportForm(), "error": exc}, status=400)
@@ -598,6 +604,25 @@ def import_job_detail(request: HttpRequest, slug: str, job_id: int) -> HttpRespo
         "refresh_url": reverse("annotation:import_job", kwargs={"slug": study.slug,
                                                                 "job_id": job.pk}),
     })
+
+
+@login_required
+@require_POST
+def import_job_confirm_view(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
+    """Import the file a finished check previewed (a new job; a double click imports once)."""
+    study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
+    job = get_object_or_404(ImportJob, pk=job_id, study=study)
+    new = import_job_confirm(job=job, user=request.user)
+    return redirect("annotation:import_job", slug=slug, job_id=new.pk)
+
+
+@login_required
+@require_POST
+def import_job_cancel_view(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
+    study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
+    import_job_discard(job=get_object_or_404(ImportJob, pk=job_id, study=study))
+    messages.info(request, "The upload was discarded; nothing was imported.")
+    return redirect("studies:detail", slug=slug)
 
 
 @login_required

@@ -3,6 +3,7 @@
 Over CONCORD_IMPORT_SYNC_MAX_BYTES the upload is kept under IMPORTS_DIR, an `ImportJob` runs
 the same import as the page and the commands (same checks, same messages, nothing written on a
 problem), its page shows the progress then the result; the kept file is deleted after the job.
+A response file is checked by a first job (the preview), then imported by a second one.
 Here the threshold is a few bytes and Celery runs eagerly; the last test uses a real worker.
 """
 
@@ -60,19 +61,51 @@ def kept(imports: Path) -> list[Path]:
     return sorted(imports.rglob("*")) if imports.exists() else []
 
 
-def test_it_imports_a_large_response_upload_in_a_job(alice_client, study, large, eager,
-                                                    django_capture_on_commit_callbacks):
+def test_it_checks_then_imports_a_large_response_upload_in_jobs(
+        alice_client, study, large, eager, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
         response = post_responses(alice_client, study)
-    job = ImportJob.objects.get()
+    check = ImportJob.objects.get()
     assert response.status_code == 302
+    assert response["Location"] == f"/studies/big/imports/{check.pk}/"
+    assert (check.status, check.what, check.filename, check.dry_run) == (
+        "done", "responses", "long.csv", True)
+    assert Response.objects.count() == 0  # a preview: nothing stored yet
+    page = alice_client.get(response["Location"]).content.decode()
+    assert "long.csv holds 4 answers of 2 annotators; nothing is stored yet." in page
+    assert 'data-summary="answers">4<' in page and "Confirm import" in page
+    with django_capture_on_commit_callbacks(execute=True):
+        response = alice_client.post(f"/studies/big/imports/{check.pk}/confirm/")
+    job = ImportJob.objects.latest("pk")
     assert response["Location"] == f"/studies/big/imports/{job.pk}/"
-    assert (job.status, job.what, job.filename) == ("done", "responses", "long.csv")
+    assert (job.status, job.dry_run) == ("done", False)
     assert Response.objects.filter(participant__study=study).count() == 4
     page = alice_client.get(response["Location"]).content.decode()
     assert "Imported 4 answers of 2 annotators from long.csv." in page
-    assert 'data-summary="answers">4<' in page
-    assert kept(large) == []  # the upload is deleted after the job
+    assert kept(large) == []  # the upload is deleted after the import
+
+
+def test_a_double_confirm_imports_once(alice_client, study, large, eager,
+                                       django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        post_responses(alice_client, study)
+    check = ImportJob.objects.get()
+    with django_capture_on_commit_callbacks(execute=True):
+        alice_client.post(f"/studies/big/imports/{check.pk}/confirm/")
+        again = alice_client.post(f"/studies/big/imports/{check.pk}/confirm/")
+    assert again.status_code == 404
+    assert ImportJob.objects.count() == 2 and Response.objects.count() == 4
+
+
+def test_a_cancelled_check_deletes_the_kept_file(alice_client, study, large, eager,
+                                                 django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        post_responses(alice_client, study)
+    check = ImportJob.objects.get()
+    assert [p.name for p in kept(large)] == [check.folder, "data"]
+    assert alice_client.post(f"/studies/big/imports/{check.pk}/cancel/").status_code == 302
+    assert kept(large) == [] and Response.objects.count() == 0
+    assert alice_client.post(f"/studies/big/imports/{check.pk}/confirm/").status_code == 404
 
 
 def test_it_lists_every_problem_of_a_large_file_and_imports_nothing(
@@ -81,6 +114,7 @@ def test_it_lists_every_problem_of_a_large_file_and_imports_nothing(
         response = post_responses(alice_client, study, BROKEN, "broken.csv")
     job = ImportJob.objects.get()
     assert job.status == "failed" and job.error == "3 problems; nothing was imported."
+    assert "Confirm import" not in alice_client.get(response["Location"]).content.decode()
     assert Response.objects.count() == 0 and kept(large) == []
     page = alice_client.get(response["Location"]).content.decode()
     assert "3 problems; nothing was imported" in page
@@ -149,12 +183,15 @@ def test_a_viewer_can_neither_start_nor_follow_an_import(alice, bob, study, larg
     viewer = Client()
     viewer.force_login(bob)
     assert post_responses(viewer, study).status_code in (403, 404)
-    job = import_job_create(study=study, user=alice, what="responses",
-                            upload=SimpleUploadedFile("long.csv", LONG),
-                            options={"fmt": "long"}, enqueue=False)
+    check = import_job_create(study=study, user=alice, what="responses", dry_run=True,
+                              upload=SimpleUploadedFile("long.csv", LONG),
+                              options={"fmt": "long"}, enqueue=False)
+    assert import_job_execute(job_id=check.pk).status == "done"
     for tail in ("", "status.json"):
-        assert viewer.get(f"/studies/big/imports/{job.pk}/{tail}").status_code in (403, 404)
-    assert ImportJob.objects.count() == 1
+        assert viewer.get(f"/studies/big/imports/{check.pk}/{tail}").status_code in (403, 404)
+    for tail in ("confirm/", "cancel/"):
+        assert viewer.post(f"/studies/big/imports/{check.pk}/{tail}").status_code in (403, 404)
+    assert ImportJob.objects.count() == 1 and kept(large) != []
 
 
 def test_it_needs_the_csrf_token(alice, study, large):
