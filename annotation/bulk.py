@@ -17,7 +17,7 @@ nothing is written, and every problem is reported at once with file, line and co
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 from typing import Any, BinaryIO
@@ -39,6 +39,10 @@ from studies.models import Item, Participant, Question, Study
 from studies.services import pseudonyms_assign
 
 STAGE = "concord_import_rows"
+# (fraction done, what is happening): called every PROGRESS_ROWS rows while reading, then at each
+# step; a background import records it (`annotation.imports`).
+Progress = Callable[[float, str], None]
+PROGRESS_ROWS = 20_000
 GROUPS = "concord_import_presentations"
 
 
@@ -60,6 +64,7 @@ def responses_import_copy(
     meta_columns: Sequence[str],
     max_bytes: int,
     dry_run: bool,
+    progress: Progress | None = None,
 ) -> ImportSummary:
     """Validate and store a long response file with COPY, in one transaction (PostgreSQL).
 
@@ -73,7 +78,7 @@ def responses_import_copy(
         summary = _import(study=study, data=data, filename=filename,
                           annotator_column=annotator_column, item_map=item_map,
                           value_map=value_map, meta_columns=meta_columns, max_bytes=max_bytes,
-                          dry_run=dry_run)
+                          dry_run=dry_run, progress=progress)
         if dry_run:
             transaction.set_rollback(True)
     return summary
@@ -81,7 +86,7 @@ def responses_import_copy(
 
 def _import(*, study: Study, data: bytes | BinaryIO, filename: str, annotator_column: str | None,
             item_map: Any, value_map: Any, meta_columns: Sequence[str], max_bytes: int,
-            dry_run: bool) -> ImportSummary:
+            dry_run: bool, progress: Progress | None) -> ImportSummary:
     questions = study.question_list
     question_ids = {q.key: q.pk for q in questions}
     item_ids = dict(study.items.values_list("external_id", "id"))
@@ -108,8 +113,11 @@ def _import(*, study: Study, data: bytes | BinaryIO, filename: str, annotator_co
                     f"COPY {STAGE} (line, annotator, item, question, position, value, missing, "
                     "comment, duration, ok) FROM STDIN") as copy:
                 write = copy.write_row
+                lines = max(1, data.count(b"\n")) if progress else 1
                 for row, cells in stream.rows:
                     rows += 1
+                    if progress and rows % PROGRESS_ROWS == 0:
+                        progress(0.8 * min(1.0, row.line / lines), f"{rows} rows read")
                     if not row.external:
                         continue
                     who = annotators.get(row.external)
@@ -133,6 +141,8 @@ def _import(*, study: Study, data: bytes | BinaryIO, filename: str, annotator_co
                         write((row.line, who.index, item, None, row.position, None, "", "",
                                None, False))
         names = [external for external in annotators]
+        if progress:
+            progress(0.8, f"{rows} rows read; checking across rows")
         cross = _cross_row_problems(cursor, filename=filename, names=names,
                                     several=len(questions) > 1,
                                     column=stream.columns.name("position")
@@ -162,6 +172,8 @@ def _import(*, study: Study, data: bytes | BinaryIO, filename: str, annotator_co
             summary = replace(summary, warnings=tuple(
                 long_unread(stream.columns.header, annotator_column)))
         if not dry_run:
+            if progress:
+                progress(0.85, f"storing the answers of {len(annotators)} annotators")
             _store(cursor, study=study, filename=filename, annotators=ordered, per=per,
                    questions=[q.pk for q in questions])
         cursor.execute(f"DROP TABLE {STAGE}, {GROUPS}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 
 
 class ResponseImportForm(forms.Form):
@@ -21,6 +22,15 @@ class ResponseImportForm(forms.Form):
     meta_columns = forms.CharField(
         required=False, widget=forms.Textarea(attrs={"rows": 3}),
         help_text="Columns kept as participant metadata, one per line.")
+
+    @property
+    def sync_max(self) -> int:
+        """The size over which a file is imported by a background job (the page says it)."""
+        return settings.CONCORD_IMPORT_SYNC_MAX_BYTES
+
+    @property
+    def upload_max(self) -> int:
+        return settings.CONCORD_MAX_UPLOAD_BYTES
 
     def clean_meta_columns(self) -> list[str]:
         return [line.strip() for line in self.cleaned_data["meta_columns"].splitlines()

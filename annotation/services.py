@@ -43,7 +43,7 @@ from core.tabular import size_over_limit
 from studies.models import Assignment, Item, Participant, Question, Study
 from studies.services import pseudonyms_assign, screening_decide
 
-from .bulk import responses_import_copy
+from .bulk import Progress, responses_import_copy
 from .models import Answer, Response
 from .selectors import hot_cursor, revisable
 
@@ -523,8 +523,12 @@ def responses_import(
     meta_columns: Sequence[str] = (),
     dry_run: bool = False,
     max_bytes: int | None = None,
+    progress: Progress | None = None,
 ) -> ImportSummary:
     """Validate a response file completely, then store it in one transaction (unless `dry_run`).
+
+    `progress(fraction, message)`, when given, is told how far the import has come (a
+    background import shows it, `annotation.imports`).
 
     `max_bytes` is the size limit (the browser's upload limit by default; the command line has
     its own, `CONCORD_CLI_MAX_BYTES`). ``data`` is the file's bytes or the file itself, opened
@@ -560,7 +564,9 @@ def responses_import(
         return responses_import_copy(
             study=study, data=data, filename=filename, annotator_column=annotator_column,
             item_map=item_map, value_map=value_map, meta_columns=meta_columns,
-            max_bytes=limit, dry_run=dry_run)
+            max_bytes=limit, dry_run=dry_run, progress=progress)
+    if progress:
+        progress(0.0, "reading the file")
     if dry_run:
         return replace(responses_summarize(parse(), filename=filename, fmt=fmt),
                        warnings=tuple(notes))
@@ -568,6 +574,8 @@ def responses_import(
         # Serialise imports into one study, so two uploads of one annotator cannot both pass.
         Study.objects.select_for_update().filter(pk=study.pk).values_list("pk").get()
         annotators = parse()
+        if progress:
+            progress(0.5, f"storing the answers of {len(annotators)} annotators")
         _responses_store(study=study, annotators=annotators, filename=filename)
     return replace(responses_summarize(annotators, filename=filename, fmt=fmt), imported=True,
                    warnings=tuple(notes))

@@ -25,5 +25,14 @@ urlpatterns = [
          name="responses_import_preview"),
     path("studies/<slug:slug>/responses/import/<slug:key>/cancel/", views.responses_cancel,
          name="responses_import_cancel"),
+    # Background imports of large uploads (responses here, items from the study's page).
+    path("studies/<slug:slug>/imports/<int:job_id>/", views.import_job_detail,
+         name="import_job"),
+    path("studies/<slug:slug>/imports/<int:job_id>/status.json", views.import_job_status_view,
+         name="import_job_status"),
+    path("studies/<slug:slug>/imports/<int:job_id>/confirm/", views.import_job_confirm_view,
+         name="import_job_confirm"),
+    path("studies/<slug:slug>/imports/<int:job_id>/cancel/", views.import_job_cancel_view,
+         name="import_job_cancel"),
     path("api/", include(router.urls)),
 ]

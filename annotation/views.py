@@ -30,6 +30,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from core.problems import InputError
 from core.responses import MAX_ACTIVE_MS
 from core.tabular import json_too_deep
+from jobs.selectors import job_status
 from studies.models import Participant, Study
 from studies.selectors import Role, study_get
 from studies.services import (
@@ -53,6 +54,14 @@ from .binding import (
 )
 from .binding import PARAM as BINDING_PARAM
 from .forms import ResponseImportForm
+from .imports import (
+    import_is_large,
+    import_job_confirm,
+    import_job_create,
+    import_job_discard,
+    import_job_problems,
+)
+from .models import ImportJob
 from .selectors import (
     assignment_at,
     current_answers,
@@ -548,6 +557,8 @@ def responses_upload(request: HttpRequest, slug: str) -> HttpResponse:
     error = None
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
+        if import_is_large(data["file"]):  # checked by a job, then previewed on its page
+            return _import_job_start(request, study, data)
         try:
             key, _pending = pending_import_create(
                 study=study, user=request.user, upload=upload_read(data["file"]),
@@ -563,6 +574,65 @@ def responses_upload(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "annotation/import_responses.html",
                   {"study": study, "form": form, "error": error},
                   status=400 if error or form.errors else 200)
+
+
+def _import_job_start(request: HttpRequest, study: Study, data: dict) -> HttpResponse:
+    try:
+        job = import_job_create(
+            study=study, user=request.user, what=ImportJob.What.RESPONSES, upload=data["file"],
+            options={"fmt": data["format"], "meta_columns": data["meta_columns"],
+                     "annotator_column": data["annotator_column"].strip()},
+            maps={"item_map": data["item_map"], "value_map": data["value_map"]}, dry_run=True)
+    except InputError as exc:
+        return render(request, "annotation/import_responses.html",
+                      {"study": study, "form": ResponseImportForm(), "error": exc}, status=400)
+    # A broker that did not take the job: the page says so (the job failed with the reason).
+    return redirect("annotation:import_job", slug=study.slug, job_id=job.pk)
+
+
+@login_required
+@require_GET
+def import_job_detail(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
+    """A background import: its progress (js/jobs.js polls), then its result or its problems."""
+    study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
+    job = get_object_or_404(ImportJob, pk=job_id, study=study)
+    return render(request, "annotation/import_job.html", {
+        "study": study, "job": job, "status": job_status(job=job),
+        "error": import_job_problems(job=job),
+        "status_url": reverse("annotation:import_job_status",
+                              kwargs={"slug": study.slug, "job_id": job.pk}),
+        "refresh_url": reverse("annotation:import_job", kwargs={"slug": study.slug,
+                                                                "job_id": job.pk}),
+    })
+
+
+@login_required
+@require_POST
+def import_job_confirm_view(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
+    """Import the file a finished check previewed (a new job; a double click imports once)."""
+    study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
+    job = get_object_or_404(ImportJob, pk=job_id, study=study)
+    new = import_job_confirm(job=job, user=request.user)
+    return redirect("annotation:import_job", slug=slug, job_id=new.pk)
+
+
+@login_required
+@require_POST
+def import_job_cancel_view(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
+    study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
+    import_job_discard(job=get_object_or_404(ImportJob, pk=job_id, study=study))
+    messages.info(request, "The upload was discarded; nothing was imported.")
+    return redirect("studies:detail", slug=slug)
+
+
+@login_required
+@require_GET
+def import_job_status_view(request: HttpRequest, slug: str, job_id: int) -> JsonResponse:
+    study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
+    job = get_object_or_404(ImportJob, pk=job_id, study=study)
+    response = JsonResponse(job_status(job=job))
+    response["Cache-Control"] = "no-store"
+    return response
 
 
 @login_required

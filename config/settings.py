@@ -403,6 +403,11 @@ CONCORD_BUNDLE_SYNC_MAX_ROWS = envint("CONCORD_BUNDLE_SYNC_MAX_ROWS", 20_000)
 # The command line's own limit (import_items, import_responses; --max-bytes overrides it): a
 # crowd study's file of ten million answers is about 260 MB, far over the browser's limit.
 CONCORD_CLI_MAX_BYTES = envint("CONCORD_CLI_MAX_BYTES", 2 * 1024**3)
+# A browser upload of items or responses larger than this is imported by a background job (a
+# progress page, then the result) instead of while the researcher waits; the file is kept under
+# VAR_DIR/imports until its job has run. Smaller files are imported (responses: previewed) at once.
+CONCORD_IMPORT_SYNC_MAX_BYTES = envint("CONCORD_IMPORT_SYNC_MAX_BYTES", 2 * 1024 * 1024)
+IMPORTS_DIR = VAR_DIR / "imports"
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 

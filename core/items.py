@@ -4,7 +4,8 @@ Item files (CSV/TSV or JSON Lines, read by `core.tabular`): `id` (required), `te
 `text_a`/`text_b`, `control` (0/1), `role` (main, screening or check), and prefixed columns
 `metric:<name>`, `feature:<name>`, `meta:<name>`, `gold:<question>` and `tolerance:<question>`
 (a screening or check item's known answer to a question and how far from it an answer may be). `items_parse` returns `ItemRow`s or raises one `InputError` listing every
-problem; `studies.services.items_import` stores them.
+problem; `items_stream` checks the same rows one by one without holding them (the bulk import
+checks the ids across rows afterwards); `studies.services.items_import` stores them.
 
 Coreference items come from a gold and a system annotation (`core.metrics.formats`): one item a
 document pair, whose id, text and annotation `coref_item_id`, `coref_annotation` and
@@ -13,16 +14,17 @@ document pair, whose id, text and annotation `coref_item_id`, `coref_annotation`
 
 from __future__ import annotations
 
+import itertools
 import math
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from core.formats import unneutralise
 from core.metrics.formats import Document
-from core.problems import Collector
-from core.tabular import DEFAULT_LIMITS, Limits, decode, read_table
+from core.problems import Collector, Problem
+from core.tabular import DEFAULT_LIMITS, Limits, decode, stream_table
 
 TEXT_COLUMNS = ("text", "text_a", "text_b")
 PREFIXES = ("metric:", "feature:", "meta:", "gold:", "tolerance:")
@@ -132,57 +134,76 @@ def _known_answers(item: ItemRow, row: Mapping[str, str], line: int, errors: Col
                        column=f"tolerance:{key}")
 
 
-def items_parse(
+@dataclass
+class ItemStream:
+    """An item file read row by row: `rows` yields every row (with problems or not) as it is
+    checked, `errors` collects the problems of the file and of each row; `lines` is the number
+    of lines of the text (for progress)."""
+
+    errors: Collector
+    rows: Iterator[ItemRow]
+    lines: int
+
+
+# Called with a row's id once it passed the checks of its own row (not empty, no invisible
+# character), and the row's line; returns the problem of the id across rows, or None.
+IdCheck = Callable[[str, int], "str | None"]
+
+
+def items_stream(
     data: bytes,
     *,
     filename: str,
     display: str,
-    existing_ids: set[str],
     max_bytes: int,
     limits: Limits = DEFAULT_LIMITS,
     questions: Mapping[str, tuple[float, ...]] | None = None,
-) -> list[ItemRow]:
-    """Validate an item file completely; return its rows or raise `InputError` listing all problems.
+    id_check: IdCheck | None = None,
+) -> ItemStream:
+    """Check an item file's header now and each of its rows as they are iterated.
 
-    `display` is the study's item display ("text", "pair" or "coref"): pair studies need
-    `text_a` and `text_b`, the others `text`. Linear in the file: columns are classified once,
-    ids are checked against sets. `questions` maps each question's key to its scale's values:
-    the `gold:<question>` and `tolerance:<question>` columns must name one of them.
+    The checks and messages of `items_parse`, but the rows are never held: a bulk import stores
+    each row as it is read and checks the ids across rows afterwards (`id_check` None), or
+    `id_check` does it as the rows come.
     """
     errors = Collector(filename)
     text = decode(data, errors, max_bytes=max_bytes)
     if text is None:
-        errors.raise_if_any()
-    # decode never returns None without recording a problem, so raise_if_any raised above.
-    assert text is not None
-    table = read_table(text, filename=filename, errors=errors, limits=limits)
-    # Neutralisation is a CSV matter: JSON strings are taken exactly as written.
-    clean = (lambda raw: raw) if table.jsonl else unneutralise
+        return ItemStream(errors=errors, rows=iter(()), lines=0)
+    table = stream_table(text, filename=filename, errors=errors, limits=limits)
+    first = next(table.rows, None)
     columns = set(table.header)
     prefixed = _prefixed_columns(table.header, errors, questions)
-    if table.rows and "id" not in columns:
+    if first is not None and "id" not in columns:
         errors.add("the required column 'id' is missing", line=1)
     needed = ("text_a", "text_b") if display == "pair" else ("text",)
-    if table.rows and display != "coref":
+    if first is not None and display != "coref":
         for name in needed:
             if name not in columns:
                 errors.add(f"a {display} study needs the column {name!r}", line=1)
-    if not table.rows and not errors:
+    if first is None and not errors:
         errors.add("the file has a header but no items")
+    rows = itertools.chain([first], table.rows) if first is not None else iter(())
+    return ItemStream(errors=errors, lines=text.count("\n") + 1, rows=_item_rows(
+        rows, errors=errors, columns=columns, prefixed=prefixed, needed=needed, display=display,
+        questions=questions or {}, id_check=id_check,
+        # Neutralisation is a CSV matter: JSON strings are taken exactly as written.
+        clean=(lambda raw: raw) if table.jsonl else unneutralise))
 
-    items: list[ItemRow] = []
-    seen: dict[str, int] = {}
-    for line, row in table.rows:
+
+def _item_rows(rows: Iterator[tuple[int, dict[str, str]]], *, errors: Collector,
+               columns: set[str], prefixed: dict[str, tuple[str, str]],
+               needed: tuple[str, ...], display: str,
+               questions: Mapping[str, tuple[float, ...]], id_check: IdCheck | None,
+               clean: Callable[[str], str]) -> Iterator[ItemRow]:
+    for line, row in rows:
         item_id = clean(row.get("id", "").strip())
         if "id" in columns and not item_id:
             errors.add("empty id", line=line, column="id")
         elif (problem := item_id_problem(item_id)) is not None:
             errors.add(problem, line=line, column="id")
-        elif item_id in seen:
-            errors.add(f"id {item_id!r} already used on line {seen[item_id]}", line=line, column="id")
-        elif item_id in existing_ids:
-            errors.add(f"id {item_id!r} is already an item of this study", line=line, column="id")
-        seen.setdefault(item_id, line)
+        elif id_check is not None and (problem := id_check(item_id, line)) is not None:
+            errors.add(problem, line=line, column="id")
         item = ItemRow(line=line, external_id=item_id)
         for name in TEXT_COLUMNS:
             setattr(item, name, clean(row.get(name, "")))
@@ -208,10 +229,54 @@ def items_parse(
                 target = {"metric": item.metrics, "feature": item.features, "gold": item.gold,
                           "tolerance": item.tolerance}[prefix]
                 target[name] = value
-        _known_answers(item, row, line, errors, questions or {})
-        items.append(item)
-    errors.raise_if_any()
+        _known_answers(item, row, line, errors, questions)
+        yield item
+
+
+def items_parse(
+    data: bytes,
+    *,
+    filename: str,
+    display: str,
+    existing_ids: set[str],
+    max_bytes: int,
+    limits: Limits = DEFAULT_LIMITS,
+    questions: Mapping[str, tuple[float, ...]] | None = None,
+) -> list[ItemRow]:
+    """Validate an item file completely; return its rows or raise `InputError` listing all problems.
+
+    `display` is the study's item display ("text", "pair" or "coref"): pair studies need
+    `text_a` and `text_b`, the others `text`. Linear in the file: columns are classified once,
+    ids are checked against sets. `questions` maps each question's key to its scale's values:
+    the `gold:<question>` and `tolerance:<question>` columns must name one of them. The problems
+    are listed in the order of the lines (those of the whole file first).
+    """
+    seen: dict[str, int] = {}
+
+    def id_check(item_id: str, line: int) -> str | None:
+        first = seen.setdefault(item_id, line)
+        if first != line:
+            return f"id {item_id!r} already used on line {first}"
+        if item_id in existing_ids:
+            return f"id {item_id!r} is already an item of this study"
+        return None
+
+    stream = items_stream(data, filename=filename, display=display, max_bytes=max_bytes,
+                          limits=limits, questions=questions, id_check=id_check)
+    items = list(stream.rows)
+    items_problems(stream.errors).raise_if_any()
     return items
+
+
+def items_problems(errors: Collector, across: Iterable[Problem] = ()) -> Collector:
+    """Return one collector of a file's problems and those `across` its rows, in the order of
+    the lines (a problem of no line first; on one line, a problem across rows first, as the id
+    is the first thing a row is checked for)."""
+    report = Collector(errors.file)
+    report.extend(sorted([*across, *errors.problems],
+                         key=lambda p: p.line if p.line is not None else 0))
+    report.omitted += errors.omitted
+    return report
 
 
 # --- coreference items ------------------------------------------------------------------------

@@ -486,7 +486,14 @@ def read_jsonl(text: str, *, errors: Collector, limits: Limits = DEFAULT_LIMITS)
     line is blank in that row. The header lists the keys in order of first appearance.
     """
     header: dict[str, None] = {}
-    rows: list[tuple[int, dict[str, str]]] = []
+    rows = list(iter_jsonl(text, errors=errors, limits=limits, header=header))
+    return Table(header=list(header), rows=rows, jsonl=True)
+
+
+def iter_jsonl(text: str, *, errors: Collector, limits: Limits = DEFAULT_LIMITS,
+               header: dict[str, None]) -> Iterator[tuple[int, dict[str, str]]]:
+    """Yield the `(line, {key: text})` rows of JSON Lines one by one (see `read_jsonl`); the
+    keys are added to `header` in order of first appearance as the rows are read."""
     # Universal newlines: \n, \r\n and \r end a line, as in the delimited files.
     for number, raw in enumerate(io.StringIO(text, newline=None), start=1):
         line = raw.rstrip("\n")
@@ -533,9 +540,8 @@ def read_jsonl(text: str, *, errors: Collector, limits: Limits = DEFAULT_LIMITS)
                 if len(header) > limits.max_columns:
                     errors.add(f"more than {limits.max_columns} distinct keys in the file; the "
                                f"limit is {limits.max_columns} columns", line=number, column=key)
-                    return Table(header=list(header), rows=rows, jsonl=True)
-        rows.append((number, row))
-    return Table(header=list(header), rows=rows, jsonl=True)
+                    return
+        yield number, row
 
 
 def _json_cell(value: object) -> str | None:
@@ -563,3 +569,34 @@ def read_table(text: str, *, filename: str, errors: Collector,
     return Table(header=grid.header,
                  rows=[(line, dict(zip(grid.header, cells, strict=True)))
                        for line, cells in grid.rows])
+
+
+@dataclass
+class TableStream:
+    """An item-like file read row by row: its unique column names and its `(line, {column:
+    text})` rows as they are iterated."""
+
+    header: list[str]
+    rows: Iterator[tuple[int, dict[str, str]]]
+    jsonl: bool = False
+
+
+def stream_table(text: str, *, filename: str, errors: Collector,
+                 limits: Limits = DEFAULT_LIMITS) -> TableStream:
+    """Read CSV/TSV or JSON Lines like `read_table`, never holding the rows.
+
+    JSON Lines name their columns line by line: a first pass, whose problems are dropped (the
+    second reports them), collects the header the checks of the columns need up front.
+    """
+    if is_jsonl(text, filename):
+        header: dict[str, None] = {}
+        for _ in iter_jsonl(text, errors=Collector(filename), limits=limits, header=header):
+            pass
+        return TableStream(header=list(header), jsonl=True,
+                           rows=iter_jsonl(text, errors=errors, limits=limits, header={}))
+    grid = stream_grid(text, filename=filename, errors=errors, limits=limits, unique=True)
+    if grid is None:
+        return TableStream(header=[], rows=iter(()))
+    names = grid.header
+    return TableStream(header=names, rows=((line, dict(zip(names, cells, strict=True)))
+                                           for line, cells in grid.rows))

@@ -4,6 +4,7 @@ from typing import Any
 
 from django import forms
 from django.conf import settings
+from django.template.defaultfilters import filesizeformat
 
 from core.settings import Knob, knob, knobs
 
@@ -33,6 +34,13 @@ class StudyCreateForm(forms.Form):
 class ItemUploadForm(forms.Form):
     file = forms.FileField(help_text="CSV or JSONL: id, text or text_a/text_b, control, "
                                      "metric:*, feature:*, meta:*")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["file"].help_text += (
+            f". Up to {filesizeformat(settings.CONCORD_MAX_UPLOAD_BYTES)}; a file over "
+            f"{filesizeformat(settings.CONCORD_IMPORT_SYNC_MAX_BYTES)} is imported in the "
+            "background, with a page showing its progress.")
 
 
 class CorefUploadForm(forms.Form):

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path, PurePath
 from typing import Any
 
@@ -36,6 +35,7 @@ from core.screening import item_correct, screening_passed
 from core.settings import AnalysisSettings, SettingsError
 from core.tabular import decode
 
+from .bulk import items_import_copy
 from .item_metrics import pair_rows_score, sentiment_problems
 from .models import Assignment, Item, Membership, Participant, Question, Study, StudyEvent
 from .presets import DEFAULT_QUESTION_KEY, preset_questions, preset_scale
@@ -222,79 +222,62 @@ def study_create_from_definition(*, owner: AbstractBaseUser, definition: dict[st
     )
 
 
-def items_import(*, study: Study, data: bytes, filename: str, max_bytes: int | None = None) -> int:
+def items_import(*, study: Study, data: bytes, filename: str, max_bytes: int | None = None,
+                 progress: Callable[[float, str], None] | None = None) -> int:
     """Validate an item file completely, then store every item in one transaction.
 
     `max_bytes` is the size limit (the browser's upload limit by default). On PostgreSQL the
-    items are written with COPY (`_items_copy`), elsewhere with `bulk_create`. Raises
-    `InputError` listing every problem; nothing is written then.
+    file is checked row by row and streamed with COPY (`studies.bulk`: memory does not grow with
+    the rows), elsewhere parsed whole and stored with `bulk_create`; both store the same rows.
+    `progress(fraction, message)`, when given, is told how far it has come. Raises `InputError`
+    listing every problem; nothing is written then.
     """
     study_writable(study)
     if study.status != Study.Status.DRAFT:
         raise InputError([Problem(filename, None, None,
                                   "items can only be added while the study is a draft")])
+    limit = settings.CONCORD_MAX_UPLOAD_BYTES if max_bytes is None else max_bytes
+    questions = {q.key: tuple(q.domain) for q in study.questions.all()}
+    if _loads_with_copy():
+        with transaction.atomic():
+            return items_import_copy(study=study, data=data, filename=filename, max_bytes=limit,
+                                     questions=questions, progress=progress)
     existing = set(study.items.values_list("external_id", flat=True))
     rows = items_parse(data, filename=filename, display=study.display, existing_ids=existing,
-                       max_bytes=settings.CONCORD_MAX_UPLOAD_BYTES if max_bytes is None
-                       else max_bytes,
-                       questions={q.key: tuple(q.domain) for q in study.questions.all()})
+                       max_bytes=limit, questions=questions)
     if study.display == Study.Display.PAIR:
         problems = sentiment_problems(rows, filename=filename)
         if problems:
             raise InputError(problems)
         pair_rows_score(rows)  # similarity metrics and sentiment (docs/metrics.md)
+    if progress:
+        progress(0.5, f"storing {len(rows)} items")
     with transaction.atomic():
         start = study.items.count()
-        if _loads_with_copy():
-            _items_copy(study=study, rows=rows, start=start)
-        else:
-            Item.objects.bulk_create(
-                Item(
-                    study=study,
-                    external_id=row.external_id,
-                    position=start + n,
-                    text=row.text,
-                    text_a=row.text_a,
-                    text_b=row.text_b,
-                    is_control=row.is_control,
-                    metrics=row.metrics,
-                    features=row.features,
-                    meta=row.meta,
-                    role=row.role,
-                    gold=row.gold,
-                    tolerance=row.tolerance,
-                    check_at=row.check_at,
-                )
-                for n, row in enumerate(rows)
+        Item.objects.bulk_create(
+            Item(
+                study=study,
+                external_id=row.external_id,
+                position=start + n,
+                text=row.text,
+                text_a=row.text_a,
+                text_b=row.text_b,
+                is_control=row.is_control,
+                metrics=row.metrics,
+                features=row.features,
+                meta=row.meta,
+                role=row.role,
+                gold=row.gold,
+                tolerance=row.tolerance,
+                check_at=row.check_at,
             )
+            for n, row in enumerate(rows)
+        )
     return len(rows)
 
 
 def _loads_with_copy() -> bool:
     return connections[router.db_for_write(Item)].vendor == "postgresql"
-
-
-_ITEM_COLUMNS = ("study_id", "external_id", "position", "text", "text_a", "text_b", "is_control",
-                 "metrics", "features", "meta", "annotation", "role", "gold", "tolerance",
-                 "check_at")
-
-
-def _items_copy(*, study: Study, rows: Sequence[ItemRow], start: int) -> None:
-    """Write the validated rows with PostgreSQL's COPY, then refresh the planner's statistics.
-
-    Row for row what `bulk_create` writes (the test compares them), without building a model
-    instance per item: a hundred thousand items load in seconds.
-    """
-    dumps = json.dumps
-    with connections[router.db_for_write(Item)].cursor() as cursor:
-        with cursor.cursor.copy(f"COPY {Item._meta.db_table} ({', '.join(_ITEM_COLUMNS)}) "
-                                "FROM STDIN") as copy:
-            for n, row in enumerate(rows):
-                copy.write_row((study.pk, row.external_id, start + n, row.text, row.text_a,
-                                row.text_b, row.is_control, dumps(row.metrics),
-                                dumps(row.features), dumps(row.meta), "{}", row.role,
-                                dumps(row.gold), dumps(row.tolerance), row.check_at))
-        cursor.execute(f"ANALYZE {Item._meta.db_table}")
 
 
 def coref_items_import(

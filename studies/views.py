@@ -15,6 +15,7 @@ from django.utils import translation
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from annotation.imports import import_is_large, import_job_create
 from core.problems import Collector, InputError
 from core.tabular import size_over_limit
 
@@ -153,6 +154,14 @@ def _items_upload(request: HttpRequest, slug: str) -> HttpResponse:
                                 f"{size_over_limit(upload.size, limit=settings.CONCORD_MAX_UPLOAD_BYTES)}."
                                 " Nothing was imported.")
         return redirect("studies:detail", slug=slug)
+    if import_is_large(upload):  # imported by a background job, with a progress page
+        try:
+            job = import_job_create(study=study, user=request.user, what="items",
+                                    upload=upload)
+        except InputError as exc:
+            return render(request, "studies/upload_errors.html",
+                          {"study": study, "error": exc, "filename": upload.name}, status=400)
+        return redirect("annotation:import_job", slug=slug, job_id=job.pk)
     try:
         count = items_import(study=study, data=upload.read(), filename=upload.name)
     except InputError as exc:

@@ -211,3 +211,37 @@ def test_it_stores_the_same_items_with_copy_as_with_bulk_create(postgres, make_s
     text_a = items_stored(copied)[1][3]
     assert "\t" in text_a and "\\" in text_a  # COPY's own escapes are not the file's
     assert len(items_stored(copied)) == 3
+
+
+BAD_ITEMS = ("id,text,control,metric:bleu\n"
+             "a,First,0,0.5\n"
+             "b,Second,2,x\n"       # two problems of its own row
+             "a,Again,0,\n"         # a's second use names its first line
+             "old,Exists,0,\n"      # already an item of the study
+             ",No id,0,\n"
+             "b,Third use,0,\n"
+             "c\u2028d,Split id,0,\n"  # refused on its own row: not checked across rows
+             "a,Third use,0,\n")
+
+
+def test_it_reports_the_same_item_problems_with_copy_as_in_memory(postgres, make_study, alice,
+                                                                  monkeypatch):
+    from studies import services as study_services
+    from studies.services import items_import
+
+    def problems(slug):
+        study = make_study(alice, slug=slug, items="id,text\nold,Before\n", open=False)
+        with pytest.raises(InputError) as raised:
+            items_import(study=study, data=BAD_ITEMS.encode(), filename="items.csv")
+        assert list(study.items.values_list("external_id", flat=True)) == ["old"]
+        return [(p.line, p.column, p.message) for p in raised.value.problems]
+
+    copied = problems("copy-problems")
+    monkeypatch.setattr(study_services, "_loads_with_copy", lambda: False)
+    assert copied == problems("memory-problems")
+    assert (4, "id", "id 'a' already used on line 2") in copied
+    assert (7, "id", "id 'b' already used on line 3") in copied
+    assert (9, "id", "id 'a' already used on line 2") in copied
+    assert (8, "id", "the id contains the invisible character U+2028") in copied
+    assert (5, "id", "id 'old' is already an item of this study") in copied
+    assert [line for line, *_ in copied] == sorted(line for line, *_ in copied)

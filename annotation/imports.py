@@ -1,0 +1,272 @@
+"""Browser uploads of items and responses imported in the background (issue 15).
+
+A file over CONCORD_IMPORT_SYNC_MAX_BYTES (and within the browser's CONCORD_MAX_UPLOAD_BYTES) is
+not imported while the researcher waits: `import_job_create` copies it, chunk by chunk, to a
+folder of its own under IMPORTS_DIR and records an `ImportJob`, whose task is sent once the
+transaction commits. `import_job_execute` runs the very import the page and the commands run
+(`studies.services.items_import`, `annotation.services.responses_import`: the same checks, the
+same messages, one transaction, nothing written on any problem), records its progress, then
+either the summary or every problem, and deletes the folder whatever the outcome.
+
+A response file is checked first, as the page previews a small one: the first job is a dry run
+(`dry_run`) whose page shows what the file holds; `import_job_confirm` then starts the import of
+the same kept file (validated again), `import_job_discard` deletes it. A kept file nobody
+confirms is deleted after a day.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import secrets
+import shutil
+import time
+from collections.abc import Mapping
+from dataclasses import asdict
+from pathlib import Path, PurePath
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.files.uploadedfile import UploadedFile
+from django.db import transaction
+from django.http import Http404
+
+from core.problems import InputError, Problem
+from core.responses import ImportSummary, Upload
+from core.tabular import size_over_limit
+from jobs.models import Job
+from jobs.services import job_done, job_fail, job_progress, job_send, job_start
+from studies.models import Study
+from studies.services import items_import
+
+from .models import ImportJob
+from .services import responses_import
+
+log = logging.getLogger(__name__)
+
+DATA = "data"  # the uploaded file, in the job's folder; the maps beside it under their names
+MAPS = ("item_map", "value_map")
+FOLDER_MAX_AGE_S = 24 * 3600  # a folder left by a job that never ran (its row deleted, say)
+
+
+def import_is_large(upload: UploadedFile) -> bool:
+    """Tell whether an upload is imported by a background job rather than at once."""
+    return (upload.size or 0) > settings.CONCORD_IMPORT_SYNC_MAX_BYTES
+
+
+def import_job_create(*, study: Study, user: AbstractBaseUser | None, what: str,
+                      upload: UploadedFile, options: Mapping[str, Any] | None = None,
+                      maps: Mapping[str, UploadedFile | None] | None = None,
+                      dry_run: bool = False, enqueue: bool = True) -> ImportJob:
+    """Keep an upload (and its map files) under IMPORTS_DIR, record a queued job, and send its
+    task once the transaction commits.
+
+    Refuses a file over the browser's limit (CONCORD_MAX_UPLOAD_BYTES) with `InputError`
+    before anything is kept. A broker that does not answer marks the job failed (`job_send`),
+    in the returned copy too; its folder is deleted then.
+    """
+    limit = settings.CONCORD_MAX_UPLOAD_BYTES
+    files = {DATA: upload, **{name: part for name, part in (maps or {}).items() if part}}
+    for part in files.values():
+        if (part.size or 0) > limit:
+            raise InputError([Problem(PurePath(part.name or "").name, None, None,
+                                      size_over_limit(part.size or 0, limit=limit))])
+    _imports_sweep()
+    key = secrets.token_hex(16)
+    folder = Path(settings.IMPORTS_DIR) / key
+    folder.mkdir(parents=True)
+    try:
+        for name, part in files.items():
+            with (folder / name).open("wb") as out:
+                for chunk in part.chunks():  # never the whole file in memory
+                    out.write(chunk)
+        names = {name: PurePath(part.name or name).name for name, part in files.items()}
+        job = ImportJob.objects.create(
+            study=study, created_by=user, what=what, filename=names.pop(DATA),
+            size_bytes=upload.size or 0, folder=key, dry_run=dry_run,
+            options={**(options or {}), "maps": names}, message="waiting for a worker")
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    if enqueue:
+        _enqueue(job)
+    return job
+
+
+def _enqueue(job: ImportJob) -> None:
+    def send() -> None:
+        if not job_send(model=ImportJob, job=job,
+                        send=functools.partial(import_job_send, job.pk)):
+            if job.status == Job.Status.FAILED:  # the broker refused it: nothing will run
+                _forget(job)
+    transaction.on_commit(send)
+
+
+def import_job_confirm(*, job: ImportJob, user: AbstractBaseUser | None,
+                       enqueue: bool = True) -> ImportJob:
+    """Start the import of the file a finished check kept (a new job); 404 when it was already
+    confirmed or cancelled.
+
+    The kept file passes to the new job by one conditional UPDATE, so a double click imports
+    once.
+    """
+    folder = _checked(job)
+    new = ImportJob.objects.create(
+        study=job.study, created_by=user, what=job.what, filename=job.filename,
+        size_bytes=job.size_bytes, folder=folder, options=job.options,
+        message="waiting for a worker")
+    if enqueue:
+        _enqueue(new)
+    return new
+
+
+def import_job_discard(*, job: ImportJob) -> None:
+    """Delete the file a finished check kept; 404 when it was already confirmed or cancelled."""
+    folder = _checked(job)
+    shutil.rmtree(Path(settings.IMPORTS_DIR) / folder, ignore_errors=True)
+
+
+def _checked(job: ImportJob) -> str:
+    """Take the kept file of a successful check away from it; return its folder, or 404."""
+    claimed = ImportJob.objects.filter(pk=job.pk, dry_run=True, status=Job.Status.DONE,
+                                       folder=job.folder).exclude(folder="").update(folder="")
+    if not claimed:
+        raise Http404("This file was already imported or cancelled")
+    return job.folder
+
+
+def import_job_send(job_id: int, delivery: int) -> None:
+    """Publish the task of an import job (its ``delivery``-th message)."""
+    from .tasks import run_import
+
+    run_import.apply_async(args=[job_id], kwargs={"delivery": delivery})
+
+
+def import_job_execute(*, job_id: int) -> ImportJob:
+    """Run a queued import job (idempotent: a job already done or failed is left alone).
+
+    The import is all or nothing: a killed worker leaves nothing written and the folder in
+    place, so the redelivered task starts again. Problems of the file fail the job with the
+    list of them; any other error fails it too and propagates to Celery.
+    """
+    job = ImportJob.objects.select_related("study").get(pk=job_id)
+    if job.status in (Job.Status.DONE, Job.Status.FAILED):
+        return job
+    folder = _folder(job)
+    if folder is None or not (folder / DATA).is_file():
+        job_fail(model=ImportJob, job_id=job.pk,
+                 error="The uploaded file is gone (deleted after an earlier attempt, or by "
+                       "a clean-up of the server's var directory); upload it again.")
+        job.refresh_from_db()
+        return job
+    job_start(model=ImportJob, job_id=job.pk, message="reading the file")
+    last = [0.0]
+
+    def report(fraction: float, message: str) -> None:
+        now = time.monotonic()
+        if now - last[0] >= 0.5:  # one UPDATE at most every half second
+            last[0] = now
+            job_progress(model=ImportJob, job_id=job.pk,
+                         progress=min(99, max(1, round(100 * fraction))), message=message)
+
+    try:
+        if job.dry_run:
+            result = _responses(job, folder, report)
+            summary = _summary(result)
+            message = (f"{job.filename} holds {result.answers} answers of "
+                       f"{len(result.annotators)} annotators; nothing is stored yet.")
+        elif job.what == ImportJob.What.ITEMS:
+            count = items_import(study=job.study, data=(folder / DATA).read_bytes(),
+                                 filename=job.filename, progress=report)
+            summary: dict[str, Any] = {"items": count}
+            message = f"Imported {count} items from {job.filename}."
+        else:
+            result = _responses(job, folder, report)
+            summary = _summary(result)
+            message = (f"Imported {result.answers} answers of {len(result.annotators)} "
+                       f"annotators from {job.filename}.")
+    except InputError as exc:
+        ImportJob.objects.filter(pk=job.pk).update(
+            problems=[[p.file, p.line, p.column, p.message] for p in exc.problems],
+            omitted=exc.omitted)
+        job_fail(model=ImportJob, job_id=job.pk,
+                 error=f"{exc.count} problem{'s' if exc.count != 1 else ''}; nothing was "
+                       "imported.")
+        _forget(job)
+        job.refresh_from_db()
+        return job
+    except Exception as exc:
+        job_fail(model=ImportJob, job_id=job.pk, error=exc)
+        _forget(job)
+        raise
+    job_done(model=ImportJob, job_id=job.pk, message=message, summary=summary)
+    if not job.dry_run:  # a check keeps the file for the import it previews
+        _forget(job)
+    job.refresh_from_db()
+    return job
+
+
+def import_job_problems(*, job: ImportJob) -> InputError | None:
+    """Return the problems a failed job recorded, as the pages show an `InputError`."""
+    if not job.problems:
+        return None
+    return InputError([Problem(*row) for row in job.problems], omitted=job.omitted)
+
+
+def _responses(job: ImportJob, folder: Path, report) -> ImportSummary:
+    options = job.options
+    names = options.get("maps", {})
+    maps = {name: Upload(names[name], (folder / name).read_bytes()) if name in names else None
+            for name in MAPS}
+    return responses_import(
+        study=job.study, data=(folder / DATA).read_bytes(), filename=job.filename,
+        fmt=options["fmt"], annotator_column=options.get("annotator_column") or None,
+        meta_columns=options.get("meta_columns", ()), dry_run=job.dry_run, progress=report,
+        **maps)
+
+
+def _summary(summary: ImportSummary) -> dict[str, Any]:
+    """Return what the job page shows of a response import (not the per-annotator list)."""
+    fields = asdict(summary)
+    fields.pop("annotators")
+    return {**fields, "annotators": len(summary.annotators),
+            "warnings": list(summary.warnings)}
+
+
+def _folder(job: ImportJob) -> Path | None:
+    if not job.folder or not job.folder.isalnum():
+        return None
+    return Path(settings.IMPORTS_DIR) / job.folder
+
+
+def _forget(job: ImportJob) -> None:
+    """Delete the job's upload: it is never needed again once the job is over."""
+    folder = _folder(job)
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
+    ImportJob.objects.filter(pk=job.pk).update(folder="")
+
+
+def _imports_sweep() -> None:
+    """Delete folders older than a day that no queued or running job needs (a check's kept
+    file nobody confirmed, a folder whose job is gone)."""
+    root = Path(settings.IMPORTS_DIR)
+    if not root.is_dir():
+        return
+    cutoff = time.time() - FOLDER_MAX_AGE_S
+    old = []
+    for folder in root.iterdir():
+        try:
+            if folder.stat().st_mtime < cutoff:
+                old.append(folder)
+        except OSError:
+            continue
+    if not old:
+        return
+    active = set(ImportJob.objects.filter(status__in=ImportJob.ACTIVE,
+                                          folder__in=[f.name for f in old])
+                 .values_list("folder", flat=True))
+    for folder in old:
+        if folder.name not in active:
+            shutil.rmtree(folder, ignore_errors=True)
