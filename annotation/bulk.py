@@ -17,6 +17,7 @@ nothing is written, and every problem is reported at once with file, line and co
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import PurePath
@@ -84,6 +85,18 @@ def responses_import_copy(
     return summary
 
 
+def _read_fraction(data: bytes | BinaryIO) -> Any:
+    """How far the reading has come, from the line being read: of the lines of bytes, or of the
+    bytes of a file read so far (its position, a chunk ahead of the line)."""
+    if isinstance(data, bytes):
+        lines = max(1, data.count(b"\n"))
+        return lambda line: line / lines
+    position = data.tell()
+    size = max(1, data.seek(0, io.SEEK_END))
+    data.seek(position)
+    return lambda line: data.tell() / size
+
+
 def _import(*, study: Study, data: bytes | BinaryIO, filename: str, annotator_column: str | None,
             item_map: Any, value_map: Any, meta_columns: Sequence[str], max_bytes: int,
             dry_run: bool, progress: Progress | None) -> ImportSummary:
@@ -113,11 +126,11 @@ def _import(*, study: Study, data: bytes | BinaryIO, filename: str, annotator_co
                     f"COPY {STAGE} (line, annotator, item, question, position, value, missing, "
                     "comment, duration, ok) FROM STDIN") as copy:
                 write = copy.write_row
-                lines = max(1, data.count(b"\n")) if progress else 1
+                read = _read_fraction(data) if progress else None
                 for row, cells in stream.rows:
                     rows += 1
-                    if progress and rows % PROGRESS_ROWS == 0:
-                        progress(0.8 * min(1.0, row.line / lines), f"{rows} rows read")
+                    if read and rows % PROGRESS_ROWS == 0:
+                        progress(0.8 * min(1.0, read(row.line)), f"{rows} rows read")
                     if not row.external:
                         continue
                     who = annotators.get(row.external)

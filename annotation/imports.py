@@ -219,11 +219,13 @@ def _responses(job: ImportJob, folder: Path, report) -> ImportSummary:
     names = options.get("maps", {})
     maps = {name: Upload(names[name], (folder / name).read_bytes()) if name in names else None
             for name in MAPS}
-    return responses_import(
-        study=job.study, data=(folder / DATA).read_bytes(), filename=job.filename,
-        fmt=options["fmt"], annotator_column=options.get("annotator_column") or None,
-        meta_columns=options.get("meta_columns", ()), dry_run=job.dry_run, progress=report,
-        **maps)
+    # The kept file itself: a long file on PostgreSQL is read a chunk at a time.
+    with (folder / DATA).open("rb") as data:
+        return responses_import(
+            study=job.study, data=data, filename=job.filename,
+            fmt=options["fmt"], annotator_column=options.get("annotator_column") or None,
+            meta_columns=options.get("meta_columns", ()), dry_run=job.dry_run,
+            progress=report, **maps)
 
 
 def _summary(summary: ImportSummary) -> dict[str, Any]:
