@@ -36,6 +36,7 @@ from core.responses import (
     long_unread,
     responses_stream_long,
 )
+from core.tabular import grouped
 from studies.models import Item, Participant, Question, Study
 from studies.services import pseudonyms_assign
 
@@ -130,7 +131,7 @@ def _import(*, study: Study, data: bytes | BinaryIO, filename: str, annotator_co
                 for row, cells in stream.rows:
                     rows += 1
                     if read and rows % PROGRESS_ROWS == 0:
-                        progress(0.8 * min(1.0, read(row.line)), f"{rows} rows read")
+                        progress(0.8 * min(1.0, read(row.line)), f"{grouped(rows)} rows read")
                     if not row.external:
                         continue
                     who = annotators.get(row.external)
@@ -155,7 +156,7 @@ def _import(*, study: Study, data: bytes | BinaryIO, filename: str, annotator_co
                                None, False))
         names = [external for external in annotators]
         if progress:
-            progress(0.8, f"{rows} rows read; checking across rows")
+            progress(0.8, f"{grouped(rows)} rows read; checking across rows")
         cross = _cross_row_problems(cursor, filename=filename, names=names,
                                     several=len(questions) > 1,
                                     column=stream.columns.name("position")

@@ -34,7 +34,7 @@ from django.http import Http404
 
 from core.problems import InputError, Problem
 from core.responses import ImportSummary, Upload
-from core.tabular import size_over_limit
+from core.tabular import grouped, size_over_limit
 from jobs.models import Job
 from jobs.services import job_done, job_fail, job_progress, job_send, job_start
 from studies.models import Study
@@ -174,18 +174,18 @@ def import_job_execute(*, job_id: int) -> ImportJob:
         if job.dry_run:
             result = _responses(job, folder, report)
             summary = _summary(result)
-            message = (f"{job.filename} holds {result.answers} answers of "
-                       f"{len(result.annotators)} annotators; nothing is stored yet.")
+            message = (f"{job.filename} holds {grouped(result.answers)} answers of "
+                       f"{grouped(len(result.annotators))} annotators; nothing is stored yet.")
         elif job.what == ImportJob.What.ITEMS:
             count = items_import(study=job.study, data=(folder / DATA).read_bytes(),
                                  filename=job.filename, progress=report)
             summary: dict[str, Any] = {"items": count}
-            message = f"Imported {count} items from {job.filename}."
+            message = f"Imported {grouped(count)} items from {job.filename}."
         else:
             result = _responses(job, folder, report)
             summary = _summary(result)
-            message = (f"Imported {result.answers} answers of {len(result.annotators)} "
-                       f"annotators from {job.filename}.")
+            message = (f"Imported {grouped(result.answers)} answers of "
+                       f"{grouped(len(result.annotators))} annotators from {job.filename}.")
     except InputError as exc:
         ImportJob.objects.filter(pk=job.pk).update(
             problems=[[p.file, p.line, p.column, p.message] for p in exc.problems],

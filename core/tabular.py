@@ -108,9 +108,13 @@ def size_over_limit(size: int, *, limit: int) -> str:
             + (f" ({binary})" if binary else ""))
 
 
-def _bytes(n: int) -> str:
-    # Thousands apart by a narrow no-break space (SI style): readable, and never wrapped.
+def grouped(n: int) -> str:
+    """A whole number with its thousands apart by a narrow no-break space (SI style): readable,
+    and never wrapped. ``grouped(1000000)`` is ``'1\u202f000\u202f000'``."""
     return f"{n:,}".replace(",", "\u202f")
+
+
+_bytes = grouped
 
 
 def _binary_size(n: int) -> str:

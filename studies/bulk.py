@@ -25,6 +25,7 @@ from django.db import connections, router
 
 from core.items import ItemRow, items_problems, items_stream
 from core.problems import Collector, Problem
+from core.tabular import grouped
 
 from .item_metrics import pair_rows_score, sentiment_problems
 from .models import Item, Study
@@ -83,16 +84,16 @@ def items_import_copy(*, study: Study, data: bytes, filename: str, max_bytes: in
                     chunk = []
                     if progress:
                         progress(0.8 * min(1.0, row.line / max(1, stream.lines)),
-                                 f"{rows} items read")
+                                 f"{grouped(rows)} items read")
             _write(copy, chunk, score=pair and not (stream.errors or sentiments))
         if progress:
-            progress(0.8, f"{rows} items read; checking the ids across rows")
+            progress(0.8, f"{grouped(rows)} items read; checking the ids across rows")
         report = items_problems(stream.errors, _across(cursor, study=study, filename=filename))
         if not report and sentiments:
             report = items_problems(sentiments)
         report.raise_if_any()
         if progress:
-            progress(0.85, f"storing {rows} items")
+            progress(0.85, f"storing {grouped(rows)} items")
         cursor.execute(f"""
             INSERT INTO {table} (study_id, position, annotation, {', '.join(_COLUMNS)})
             SELECT %s, %s + row_number() OVER (ORDER BY line) - 1, '{{}}'::jsonb, external_id,

@@ -74,6 +74,7 @@ def test_it_checks_then_imports_a_large_response_upload_in_jobs(
     page = alice_client.get(response["Location"]).content.decode()
     assert "long.csv holds 4 answers of 2 annotators; nothing is stored yet." in page
     assert 'data-summary="answers">4<' in page and "Confirm import" in page
+    assert 'data-summary="merged"' not in page  # a long file's rows are never merged
     with django_capture_on_commit_callbacks(execute=True):
         response = alice_client.post(f"/studies/big/imports/{check.pk}/confirm/")
     job = ImportJob.objects.latest("pk")

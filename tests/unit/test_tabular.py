@@ -204,8 +204,9 @@ def test_its_item_parsing_time_grows_linearly_with_the_columns():
         return min(runs)
 
     # A growth-order guard (the attack was a quadratic header parser), not a speed figure: four
-    # times the columns, about four times the CPU time; a quadratic parser takes sixteen.
-    assert seconds(40_000) < 8 * seconds(10_000)
+    # times the columns, four to seven times the CPU time (6.1-6.4 measured: caches; 8 failed
+    # once on a loaded machine); a quadratic parser takes sixteen.
+    assert seconds(40_000) < 11 * seconds(10_000)
 
 
 def test_it_refuses_too_many_fields_in_a_headerless_record():
