@@ -248,7 +248,8 @@ def _answer_value(raw: Any, question: Question) -> float | None:
 # holds a row: no savepoint, no separate look-up of the assignment, and a concurrent duplicate
 # waits for the first insert's commit, then inserts nothing. Its answers (one per question) and the
 # participant's counters are written in the same transaction. They run on PostgreSQL and SQLite
-# (>= 3.35); a changed answer (a revision) takes the slower, locked path of `_revise`.
+# (>= 3.35); a changed answer (a revision) is one more statement on PostgreSQL (`_REVISE_PG_SQL`)
+# and the locked transaction of `_revise` on SQLite.
 _INSERT_SQL = """
 INSERT INTO annotation_response (participant_id, item_id, presentation, assignment_id, position,
                                  revision, is_current, client_id, active_ms, events, source,
@@ -422,8 +423,8 @@ def response_submit(
     already answered is a *revision*: it is stored as the next revision and becomes the current
     answer (the earlier one is kept), unless the item's repeat has already been shown. The rows
     and the participant's counters are committed together before this returns, so an
-    acknowledged answer is durable. On PostgreSQL a first answer costs one statement
-    (docs/benchmarks.md).
+    acknowledged answer is durable. On PostgreSQL a first answer costs one statement, a retry or
+    a revision two (docs/benchmarks.md).
     """
     study = participant.study
     if participant.revoked_at is not None:
