@@ -16,6 +16,7 @@ import shutil
 import time
 import uuid
 from collections.abc import Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path, PurePath
@@ -248,7 +249,8 @@ def _answer_value(raw: Any, question: Question) -> float | None:
 # holds a row: no savepoint, no separate look-up of the assignment, and a concurrent duplicate
 # waits for the first insert's commit, then inserts nothing. Its answers (one per question) and the
 # participant's counters are written in the same transaction. They run on PostgreSQL and SQLite
-# (>= 3.35); a changed answer (a revision) takes the slower, locked path of `_revise`.
+# (>= 3.35); a changed answer (a revision) is one more statement on PostgreSQL (`_REVISE_PG_SQL`)
+# and the locked transaction of `_revise` on SQLite.
 _INSERT_SQL = """
 INSERT INTO annotation_response (participant_id, item_id, presentation, assignment_id, position,
                                  revision, is_current, client_id, active_ms, events, source,
@@ -316,16 +318,83 @@ WHERE r.client_id = %s
 """
 
 
+# A changed answer (a new answer id for a position already answered), on PostgreSQL, after the
+# first answer's insert stored nothing: ONE statement looks the answer id up (a retry stores
+# nothing and gets what the id stored) and otherwise stores the next revision — the current one
+# demoted, the new one inserted from the demoted one's number, its answers — unless the position
+# is not revisable (the rule of `selectors.revisable`, in SQL: a first presentation whose repeat
+# was shown is final). The counters are read, not changed: a revision answers no new item; and
+# attention checks and the screening read revision 1, so nothing is scored again.
+# It replaced a look-up and an ORM transaction of nine round trips (`_revise`, still SQLite's).
+# A single statement sees one snapshot and takes no lock first: when two revisions of one position
+# race, the later one's UPDATE waits for the earlier one's commit, then finds nothing current
+# left to demote and inserts nothing (or its insert hits a unique constraint, which undoes the
+# whole statement); `_revise_pg` then runs it again on a fresh snapshot. So revisions are
+# numbered without a gap or a duplicate, and exactly one stays current.
+_REVISE_PG_SQL = """
+WITH prior AS (
+    SELECT r.id, r.revision, r.participant_id, r.position
+    FROM annotation_response r
+    WHERE r.client_id = %(client_id)s::uuid
+), assignment AS (
+    SELECT a.id, a.participant_id, a.item_id, a.presentation, a.position
+    FROM studies_assignment a
+    WHERE a.participant_id = %(participant)s AND a.position = %(position)s
+), target AS (
+    SELECT a.* FROM assignment a
+    WHERE NOT EXISTS (SELECT 1 FROM prior)
+      AND NOT (a.presentation = 1 AND EXISTS (
+          SELECT 1 FROM studies_assignment b
+          WHERE b.participant_id = a.participant_id AND b.item_id = a.item_id
+            AND b.presentation > 1 AND b.shown_at IS NOT NULL))
+), demoted AS (
+    UPDATE annotation_response r SET is_current = false
+    FROM target t
+    WHERE r.participant_id = t.participant_id AND r.item_id = t.item_id
+      AND r.presentation = t.presentation AND r.is_current
+    RETURNING r.revision
+), inserted AS (
+    INSERT INTO annotation_response (participant_id, item_id, presentation, assignment_id,
+                                     position, revision, is_current, client_id, active_ms, events,
+                                     source, received_at)
+    SELECT t.participant_id, t.item_id, t.presentation, t.id, t.position, d.revision + 1, true,
+           %(client_id)s::uuid, %(active_ms)s::integer, %(events)s::jsonb, %(source)s::varchar,
+           %(now)s::timestamptz
+    FROM target t, demoted d
+    RETURNING id, revision
+), answered AS (
+    INSERT INTO annotation_answer (response_id, question_id, value, missing, comment)
+    SELECT inserted.id, q.question_id, q.value, q.missing, q.comment
+    FROM inserted, jsonb_to_recordset(%(answers)s::jsonb)
+         AS q(question_id bigint, value double precision, missing varchar, comment text)
+)
+SELECT (SELECT id FROM prior), (SELECT revision FROM prior), (SELECT participant_id FROM prior),
+       (SELECT position FROM prior), (SELECT id FROM inserted), (SELECT revision FROM inserted),
+       EXISTS (SELECT 1 FROM assignment), EXISTS (SELECT 1 FROM target),
+       p.n_answered, p.n_assigned
+FROM studies_participant p
+WHERE p.id = %(participant)s
+"""
+# A revision raced by another revision of the same position is run again: each lost attempt means
+# a competitor stored its own, so this many only runs out with more than ten at once (one
+# annotator sending revisions of one item faster than they commit).
+REVISE_ATTEMPTS = 10
+
+
+def _answer_records(answers: Sequence[AnswerInput]) -> str:
+    """The answers as one JSON text, for `jsonb_to_recordset` (see _SUBMIT_PG_SQL)."""
+    return json.dumps([{"question_id": a.question_id, "value": a.value, "missing": a.missing,
+                        "comment": a.comment} for a in answers],
+                      ensure_ascii=False, allow_nan=False)
+
+
 def _store(connection, response: list, answers: Sequence[AnswerInput],
            count: list) -> tuple[int, int, int, int | None] | None:
     """Insert a first answer and count it atomically; return (id, answered, assigned, pseudonym
     number) or None."""
     if connection.vendor == "postgresql":
-        records = json.dumps([{"question_id": a.question_id, "value": a.value,
-                               "missing": a.missing, "comment": a.comment} for a in answers],
-                             ensure_ascii=False, allow_nan=False)
         with hot_cursor(connection.alias) as cursor:
-            cursor.execute(_SUBMIT_PG_SQL, response + [records] + count)
+            cursor.execute(_SUBMIT_PG_SQL, response + [_answer_records(answers)] + count)
             return cursor.fetchone()
     with connection.cursor() as cursor:
         with transaction.atomic(using=connection.alias):
@@ -355,8 +424,8 @@ def response_submit(
     already answered is a *revision*: it is stored as the next revision and becomes the current
     answer (the earlier one is kept), unless the item's repeat has already been shown. The rows
     and the participant's counters are committed together before this returns, so an
-    acknowledged answer is durable. On PostgreSQL a first answer costs one statement
-    (docs/benchmarks.md).
+    acknowledged answer is durable. On PostgreSQL a first answer costs one statement, a retry or
+    a revision two (docs/benchmarks.md).
     """
     study = participant.study
     if participant.revoked_at is not None:
@@ -403,6 +472,11 @@ def response_submit(
             assigned = participant.n_assigned
         return SubmitResult(response_id=stored[0], created=True, answered=answered,
                             assigned=assigned)
+    if connection.vendor == "postgresql":
+        return _revise_pg(connection, participant=participant, position=position, params={
+            "client_id": response[1], "active_ms": active_ms, "events": response[3],
+            "source": response[4], "now": response[5], "answers": _answer_records(validated),
+        })
     retry = _retried(connection, db_client_id, participant=participant, position=position)
     if retry is not None:
         return retry
@@ -466,6 +540,42 @@ def _retried(connection, db_client_id: Any, *, participant: Participant,
         raise AnswerRejected("this answer id was already used for another item", status=409)
     return SubmitResult(response_id=response_id, created=False, answered=answered,
                         assigned=assigned, revision=revision)
+
+
+def _revise_pg(connection, *, participant: Participant, position: int,
+               params: dict[str, Any]) -> SubmitResult:
+    """Return what this answer id stored already, or store it as the next revision of an
+    answered position (one statement, `_REVISE_PG_SQL`; again when a concurrent revision won)."""
+    params = params | {"participant": participant.pk, "position": position}
+    for _attempt in range(REVISE_ATTEMPTS):
+        # Inside a transaction (a caller's, a test's), a statement that fails must not abort it.
+        atomic = transaction.atomic(using=connection.alias) if connection.in_atomic_block \
+            else nullcontext()
+        try:
+            with atomic, hot_cursor(connection.alias) as cursor:
+                cursor.execute(_REVISE_PG_SQL, params)
+                row = cursor.fetchone()
+        except IntegrityError:
+            # A concurrent revision took the next number, or the same id: look again.
+            continue
+        (prior_id, prior_revision, prior_participant, prior_position, new_id, new_revision,
+         assigned_here, revisable_here, answered, assigned) = row
+        if prior_id is not None:
+            if (prior_participant, prior_position) != (participant.pk, position):
+                raise AnswerRejected("this answer id was already used for another item",
+                                     status=409)
+            return SubmitResult(response_id=prior_id, created=False, answered=answered,
+                                assigned=assigned, revision=prior_revision)
+        if new_id is not None:
+            return SubmitResult(response_id=new_id, created=True, answered=answered,
+                                assigned=assigned, revision=new_revision)
+        if not assigned_here:
+            raise AnswerRejected("no such item in this assignment", status=404)
+        if not revisable_here:
+            raise AnswerRejected("this answer can no longer be changed", status=409)
+        # Nothing current to demote in this statement's snapshot: a concurrent revision won.
+    raise AnswerRejected("this answer is being changed by another request; try again",
+                         status=409)
 
 
 def _revise(*, participant: Participant, position: int, answers: Sequence[AnswerInput],

@@ -1,4 +1,7 @@
-"""Answer 503 with Retry-After, at once, while the database cannot be reached.
+"""Our middleware: 503 with Retry-After while the database cannot be reached, and the CSP header
+built once per policy.
+
+Answer 503 with Retry-After, at once, while the database cannot be reached.
 
 Without this, a request during a database outage waits for a connection, then ends in Django's
 500 page: the annotator page's script cannot tell a passing outage from a bug, a researcher sees
@@ -13,9 +16,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import asdict
 
+import csp.constants
+import csp.middleware
+import csp.utils
+from django.conf import settings
+from django.core.signals import setting_changed
 from django.db import InterfaceError, OperationalError, connections
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.dispatch import receiver
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from django.template.loader import render_to_string
 from django.utils.cache import add_never_cache_headers
 
@@ -82,3 +92,47 @@ def _discard_broken_connections() -> None:
             pool.check()
         except Exception as exc:  # the 503 must go out whatever the pool says
             logger.warning("could not check the connection pool of %r: %s", connection.alias, exc)
+
+
+class CSPMiddleware(csp.middleware.CSPMiddleware):
+    """django-csp's middleware, with each header value built once per policy and kept.
+
+    django-csp builds the header from the settings on every response (dataclasses turned into
+    dicts, every directive joined again): a tenth of the CPU of an answer's whole request. The
+    value only depends on the settings and on the view's changes (``_csp_replace`` and the like,
+    which are constant per view), so it is kept per set of changes; a response that carries a
+    nonce is built fresh, as before. Same header, same exemptions (tests/test_security.py).
+    """
+
+    _built: dict[tuple, str] = {}
+
+    def process_response(self, request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
+        if getattr(request, "_csp_nonce", None) is not None or \
+                (settings.DEBUG and response.status_code in (500, 404)):
+            return super().process_response(request, response)
+        for report_only, header, exempt, setting in (
+                (False, csp.constants.HEADER, "_csp_exempt", "CONTENT_SECURITY_POLICY"),
+                (True, csp.constants.HEADER_REPORT_ONLY, "_csp_exempt_ro",
+                 "CONTENT_SECURITY_POLICY_REPORT_ONLY")):
+            parts = self.get_policy_parts(request=request, response=response,
+                                          report_only=report_only)
+            key = (report_only, repr(parts))
+            value = self._built.get(key)
+            if value is None:
+                value = csp.utils.build_policy(**asdict(parts), report_only=report_only)
+                if len(self._built) < 100:  # a few views' variants; never grows without bound
+                    self._built[key] = value
+            prefixes = tuple((getattr(settings, setting, None) or {})
+                             .get("EXCLUDE_URL_PREFIXES", None) or ())
+            if value and header not in response and not getattr(response, exempt, False) \
+                    and not request.path_info.startswith(prefixes):
+                response[header] = value
+        # As django-csp does: a nonce asked for after the header was written is an error.
+        request.csp_nonce = csp.middleware.CheckableLazyObject(self._csp_nonce_post_response)
+        return response
+
+
+@receiver(setting_changed)
+def _forget_csp(*, setting: str, **kwargs) -> None:
+    if setting.startswith("CONTENT_SECURITY_POLICY"):
+        CSPMiddleware._built.clear()

@@ -142,7 +142,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "csp.middleware.CSPMiddleware",
+    "config.middleware.CSPMiddleware",  # django-csp's, the header kept once built
     "django_htmx.middleware.HtmxMiddleware",
     "axes.middleware.AxesMiddleware",
     # Last, so that it sees a view's database error first: 503 with Retry-After, not a 500.

@@ -27,8 +27,10 @@ urlpatterns = [
          name="password_reset_confirm"),
     path("accounts/reset/done/", auth_views.PasswordResetCompleteView.as_view(),
          name="password_reset_complete"),
-    path("", include("studies.urls")),
+    # The annotator's pages first: every answer is resolved, and each include tried before the
+    # one that matches costs its whole list of patterns (Django collects them for its 404 page).
     path("", include("annotation.urls")),
+    path("", include("studies.urls")),
     path("", include("analysis.urls")),
     path("", include("exports.urls")),
     path("", include("tokens.urls")),

@@ -271,3 +271,34 @@ def test_the_method_pages_need_a_login_and_name_only_known_methods(alice, client
                  "ALPHA"):
         assert client.get(f"/methods/{name}/").status_code == 404, name
     assert client.get("/methods/../config/settings.py").status_code == 404
+
+
+@pytest.mark.parametrize("changes", [
+    {},
+    {"_csp_replace": {"frame-ancestors": ["'self'", "https://www.mturk.com"]}},
+    {"_csp_update": {"img-src": ["https://example.org"]}},
+    {"_csp_exempt": True},
+])
+@pytest.mark.parametrize("path", ["/a/x/answer/", "/static/app.css"])
+def test_the_kept_csp_header_is_django_csps_own(changes, path, settings):
+    from csp.middleware import CSPMiddleware as Original
+    from django.http import HttpResponse
+    from django.test import RequestFactory
+
+    from config.middleware import CSPMiddleware
+
+    settings.CONTENT_SECURITY_POLICY = {**settings.CONTENT_SECURITY_POLICY,
+                                        "EXCLUDE_URL_PREFIXES": ["/static/"]}
+    settings.CONTENT_SECURITY_POLICY_REPORT_ONLY = {"DIRECTIVES": {"default-src": ["'none'"]}}
+    headers = []
+    for middleware in (Original, CSPMiddleware, CSPMiddleware):  # built, then kept
+        request = RequestFactory().post(path)
+        response = HttpResponse()
+        response.__dict__.update(changes)
+        instance = middleware(lambda r: HttpResponse())  # only its hooks are called
+        instance.process_request(request)
+        instance.process_response(request, response)
+        headers.append((response.get("Content-Security-Policy"),
+                        response.get("Content-Security-Policy-Report-Only")))
+    assert headers[0] == headers[1] == headers[2]
+    assert (headers[0][0] is None) == (path.startswith("/static/") or "_csp_exempt" in changes)

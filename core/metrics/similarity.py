@@ -24,9 +24,6 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 
-import sacrebleu
-from rouge_score import rouge_scorer
-
 SIMILARITY_METRICS = ("bleu", "chrf", "rouge1", "rouge2", "rougeL", "overlap", "bleu1")
 _ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
 
@@ -67,10 +64,16 @@ class SimilarityScorer:
     """Compute SIMILARITY_METRICS for many pairs, reusing one ROUGE scorer."""
 
     def __init__(self) -> None:
+        # Imported here: sacrebleu and rouge-score (with nltk) take a third of a second to import,
+        # and this module is imported by every web process, which never scores a pair.
+        from rouge_score import rouge_scorer
+
         self._rouge = rouge_scorer.RougeScorer(list(_ROUGE_TYPES), use_stemmer=False)
 
     def score(self, text_a: str, text_b: str) -> dict[str, float]:
         """Return the metrics of one pair (text_a reference, text_b hypothesis)."""
+        import sacrebleu
+
         rouge = self._rouge.score(text_a, text_b)  # (target, prediction)
         return {
             "bleu": _unit(sacrebleu.sentence_bleu(text_b, [text_a]).score / 100),

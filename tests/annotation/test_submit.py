@@ -56,6 +56,23 @@ def test_a_retried_revision_is_stored_once(participant):
     assert Response.objects.count() == 2
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_revision_costs_one_statement_after_the_first_answers_insert_on_postgresql(
+        participant, django_assert_num_queries):
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("the one-statement revision is PostgreSQL's (SQLite runs a transaction)")
+    submit(participant, value=3)
+    client_id = uuid.uuid4()
+    with django_assert_num_queries(2):  # the first answer's insert (nothing), the revision
+        second = submit(participant, value=5, client_id=client_id)
+    with django_assert_num_queries(2):  # the same, and a retry stores nothing
+        again = submit(participant, value=5, client_id=client_id)
+    assert (second.created, second.revision, again.created, again.revision) == (True, 2, False, 2)
+    assert second.response_id == again.response_id
+
+
 def test_the_first_showing_of_a_repeated_item_is_final_once_the_repeat_was_shown(
         make_study, alice):
     from annotation.services import assignment_shown
