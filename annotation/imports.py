@@ -72,7 +72,7 @@ def import_job_create(*, study: Study, user: AbstractBaseUser | None, what: str,
         if (part.size or 0) > limit:
             raise InputError([Problem(PurePath(part.name or "").name, None, None,
                                       size_over_limit(part.size or 0, limit=limit))])
-    _imports_sweep()
+    imports_sweep()
     key = secrets.token_hex(16)
     folder = Path(settings.IMPORTS_DIR) / key
     folder.mkdir(parents=True)
@@ -250,12 +250,16 @@ def _forget(job: ImportJob) -> None:
     ImportJob.objects.filter(pk=job.pk).update(folder="")
 
 
-def _imports_sweep() -> None:
+def imports_sweep() -> int:
     """Delete folders older than a day that no queued or running job needs (a check's kept
-    file nobody confirmed, a folder whose job is gone)."""
+    file nobody confirmed, a folder whose job is gone); return how many. A check whose file
+    is deleted no longer offers *Confirm import* (its confirmation answers 404).
+
+    Run when a large file is uploaded and every hour by Celery beat
+    (`annotation.tasks.sweep_imports`)."""
     root = Path(settings.IMPORTS_DIR)
     if not root.is_dir():
-        return
+        return 0
     cutoff = time.time() - FOLDER_MAX_AGE_S
     old = []
     for folder in root.iterdir():
@@ -265,10 +269,15 @@ def _imports_sweep() -> None:
         except OSError:
             continue
     if not old:
-        return
+        return 0
     active = set(ImportJob.objects.filter(status__in=ImportJob.ACTIVE,
                                           folder__in=[f.name for f in old])
                  .values_list("folder", flat=True))
-    for folder in old:
-        if folder.name not in active:
-            shutil.rmtree(folder, ignore_errors=True)
+    gone = [folder for folder in old if folder.name not in active]
+    # The checks lose their file first, so that no confirmation starts on a folder being
+    # deleted (a confirmation claims the folder by the same column).
+    ImportJob.objects.filter(folder__in=[f.name for f in gone]).exclude(
+        status__in=ImportJob.ACTIVE).update(folder="")
+    for folder in gone:
+        shutil.rmtree(folder, ignore_errors=True)
+    return len(gone)

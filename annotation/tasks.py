@@ -12,6 +12,14 @@ def reclaim_assignments() -> int:
     return participants_reclaim()
 
 
+@shared_task(ignore_result=True)
+def sweep_imports() -> int:
+    """Delete kept upload folders nobody needs any more (`annotation.imports.imports_sweep`)."""
+    from .imports import imports_sweep
+
+    return imports_sweep()
+
+
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, ignore_result=True,
              max_retries=None)
 def run_import(self, job_id: int, delivery: int | None = None) -> None:

@@ -126,6 +126,35 @@ def test_it_lists_every_problem_of_a_large_file_and_imports_nothing(
     assert "already has item &#x27;p1&#x27; at position 0 on line 2" in page
 
 
+def test_an_unconfirmed_check_loses_its_file_after_a_day_to_the_hourly_sweep(
+        alice_client, study, large, eager, django_capture_on_commit_callbacks, settings):
+    """Celery beat sends `sweep_imports` every hour: a check nobody confirmed for a day loses
+    its kept file, its page no longer offers Confirm import, and a late confirmation is a 404;
+    a younger check keeps its file."""
+    import os
+    import time
+
+    from annotation.tasks import sweep_imports
+
+    assert settings.CELERY_BEAT_SCHEDULE["imports-sweep"]["task"] == "annotation.tasks.sweep_imports"
+    with django_capture_on_commit_callbacks(execute=True):
+        post_responses(alice_client, study, name="old.csv")
+        post_responses(alice_client, study, name="new.csv")
+    old, new = ImportJob.objects.order_by("pk")
+    assert old.folder and new.folder
+    day_ago = time.time() - 24 * 3600 - 60
+    os.utime(large / old.folder, (day_ago, day_ago))
+    assert sweep_imports() == 1
+    old.refresh_from_db()
+    new.refresh_from_db()
+    assert old.folder == "" and new.folder
+    assert [p.name for p in large.iterdir()] == [new.folder]
+    page = alice_client.get(f"/studies/big/imports/{old.pk}/").content.decode()
+    assert "Confirm import" not in page and "deleted after a day unconfirmed" in page
+    assert alice_client.post(f"/studies/big/imports/{old.pk}/confirm/").status_code == 404
+    assert "Confirm import" in alice_client.get(f"/studies/big/imports/{new.pk}/").content.decode()
+
+
 def test_it_keeps_a_small_upload_on_the_preview_page(alice_client, study, settings):
     settings.VAR_DIR = settings.IMPORTS_DIR.parent  # pending previews beside the test's var dir
     response = post_responses(alice_client, study)
