@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -12,6 +14,7 @@ from statistics import median
 from django.conf import settings
 from django.db import connections, router
 from django.db.models import Model
+from django.db.models.base import ModelState
 from django.http import Http404
 
 from studies.models import Assignment, Item, Participant, Question, Study
@@ -106,15 +109,62 @@ def _table(model: type[Model]) -> str:
 
 @cache
 def _link_query(alias: str) -> tuple[str, _Joined]:
-    joined = _joined(alias, (Participant, "p"), (Study, "s"), (Question, "q"))
-    # Identifiers come from the models; values are bound parameters. One row per question.
+    joined = _joined(alias, (Participant, "p"), (Study, "s"))
+    # Identifiers come from the models; values are bound parameters.
     sql = (
         f"SELECT {joined.columns} FROM {_table(Participant)} p "  # noqa: S608
-        f"JOIN {_table(Study)} s ON s.id = p.study_id "
-        f"LEFT JOIN {_table(Question)} q ON q.study_id = s.id WHERE p.token = %s "
-        f"ORDER BY q.position"
+        f"JOIN {_table(Study)} s ON s.id = p.study_id WHERE p.token = %s"
     )
     return sql, joined
+
+
+# The questions of a study that is no longer a draft, per process. They cannot change once a
+# study has been opened (`studies.services.study_update` refuses it; a draft's questions
+# are replaced, with new ids, and a study never goes back to draft), so every answer of an open
+# study need not fetch its questions and decode their scales again: before this cache they were a
+# third of finding the participant, the largest share of a worker's time per answer (a profile of
+# bench.load, docs/benchmarks.md). Keyed by the study's id and creation time (SQLite reuses the
+# ids of deleted rows); a question saved or deleted in this process (the admin, a test) forgets
+# its study. Each request gets its own instances, built from the stored field values without
+# decoding anything: the values are shared and only ever read.
+QUESTIONS_CACHED = 512  # studies per process
+_questions: OrderedDict[tuple, tuple[dict, ...]] = OrderedDict()
+_questions_lock = threading.Lock()
+
+
+def _question_copy(fields: dict, study: Study, alias: str) -> Question:
+    question = Question.__new__(Question)
+    question.__dict__.update(fields)
+    question._state = ModelState()
+    question._state.adding = False
+    question._state.db = alias
+    Question.study.field.set_cached_value(question, study)
+    return question
+
+
+def study_questions(*, study: Study, alias: str) -> list[Question]:
+    """Return the questions of ``study`` in order, from this process's cache unless the study
+    is a draft (one query when they are not cached)."""
+    key = (alias, study.pk, study.created_at)
+    cached = _questions.get(key)
+    if cached is None or study.status == Study.Status.DRAFT:
+        names = [field.attname for field in Question._meta.concrete_fields]
+        cached = tuple({name: getattr(question, name) for name in names}
+                       for question in Question.objects.using(alias)
+                       .filter(study_id=study.pk).order_by("position"))
+        if study.status != Study.Status.DRAFT:
+            with _questions_lock:
+                _questions[key] = cached
+                while len(_questions) > QUESTIONS_CACHED:
+                    _questions.popitem(last=False)
+    return [_question_copy(fields, study, alias) for fields in cached]
+
+
+def questions_forget(*, study_id: int) -> None:
+    """Drop a study's cached questions in this process (a question of it was saved or deleted)."""
+    with _questions_lock:
+        for key in [key for key in _questions if key[1] == study_id]:
+            del _questions[key]
 
 
 @cache
@@ -131,23 +181,19 @@ def _next_query(alias: str) -> tuple[str, _Joined]:
 
 
 def participant_by_token(*, token: str) -> Participant:
-    """Return the participant of a link with its study and the study's questions (one query),
-    or 404. The questions are in ``participant.study.question_list``."""
+    """Return the participant of a link with its study (one query) and the study's questions
+    (cached, see `study_questions`), or 404. The questions are in
+    ``participant.study.question_list``."""
     alias = router.db_for_read(Participant)
     sql, joined = _link_query(alias)
     with hot_cursor(alias) as cursor:
         cursor.execute(sql, [token])
-        rows = cursor.fetchall()
-    if not rows:
+        row = cursor.fetchone()
+    if row is None:
         raise Http404("No such link")
-    participant, study, first = joined.instances(rows[0])
-    # The participant and study repeat on every row: build them once, then each question only.
-    questions = [q for q in [first, *(joined.instances(row, skip=2)[0] for row in rows[1:])]
-                 if q is not None]
+    participant, study = joined.instances(row)
     Participant.study.field.set_cached_value(participant, study)
-    for question in questions:
-        Question.study.field.set_cached_value(question, study)
-    study.__dict__["question_list"] = questions  # the cached_property's value
+    study.__dict__["question_list"] = study_questions(study=study, alias=alias)  # cached_property
     return participant
 
 

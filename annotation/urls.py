@@ -12,11 +12,12 @@ router.register(r"studies/(?P<study_slug>[-a-z0-9]+)/responses", apis.ResponseVi
                 basename="response")
 
 urlpatterns = [
+    # Answers first: the most frequent request (see config/urls.py).
+    path("a/<str:token>/answer/", views.answer, name="answer"),
     path("a/<str:token>/", views.consent, name="consent"),
     path("a/<str:token>/instructions/", views.instructions, name="instructions"),
     path("a/<str:token>/next/", views.next_item, name="next"),
     path("a/<str:token>/item/<int:position>/", views.item_at, name="item"),
-    path("a/<str:token>/answer/", views.answer, name="answer"),
     path("a/<str:token>/done/", views.done, name="done"),
     path("join/<str:open_token>/", views.join, name="join"),
     path("studies/<slug:slug>/responses/import/", views.responses_upload,

@@ -140,7 +140,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "config.middleware.MessageMiddleware",  # Django's, the storage built when first used
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "config.middleware.CSPMiddleware",  # django-csp's, the header kept once built
     "django_htmx.middleware.HtmxMiddleware",

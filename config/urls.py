@@ -11,6 +11,10 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from rest_framework.permissions import IsAuthenticated
 
 urlpatterns = [
+    # The annotator's pages first: every answer is resolved, and each pattern tried before the
+    # one that matches costs time (an include's whole list: Django collects them for its 404
+    # page). No route below overlaps them.
+    path("", include("annotation.urls")),
     path("", RedirectView.as_view(pattern_name="studies:list", permanent=False)),
     # Pages link their icon; browsers, feed readers and crawlers still ask for /favicon.ico.
     # Lazy: the hashed name is only known once the static files are collected.
@@ -27,9 +31,6 @@ urlpatterns = [
          name="password_reset_confirm"),
     path("accounts/reset/done/", auth_views.PasswordResetCompleteView.as_view(),
          name="password_reset_complete"),
-    # The annotator's pages first: every answer is resolved, and each include tried before the
-    # one that matches costs its whole list of patterns (Django collects them for its 404 page).
-    path("", include("annotation.urls")),
     path("", include("studies.urls")),
     path("", include("analysis.urls")),
     path("", include("exports.urls")),
