@@ -62,3 +62,31 @@ def test_annotator_urls_are_what_reverse_gives(view, token):
                 assert annotator_url(view, token) == reverse(view, kwargs={"token": token})
     finally:
         set_script_prefix("/")
+
+
+def test_the_message_storage_is_built_only_for_a_request_that_uses_it(rf):
+    from django.contrib import messages
+    from django.contrib.sessions.middleware import SessionMiddleware
+    from django.http import HttpResponse
+    from django.utils.functional import empty
+
+    from config.middleware import MessageMiddleware
+
+    def through(request, view):
+        SessionMiddleware(lambda r: HttpResponse()).process_request(request)
+        middleware = MessageMiddleware(lambda r: HttpResponse())
+        middleware.process_request(request)
+        view(request)
+        return middleware.process_response(request, HttpResponse())
+
+    answer = rf.post("/a/token/answer/")
+    response = through(answer, lambda request: None)
+    assert answer._messages._wrapped is empty and "messages" not in response.cookies
+
+    saved = rf.post("/studies/s1/settings/")
+    response = through(saved, lambda request: messages.success(request, "Settings saved."))
+    assert "messages" in response.cookies  # stored as Django's middleware stores it
+    shown = rf.get("/studies/s1/", HTTP_COOKIE=f"messages={response.cookies['messages'].value}")
+    seen = []
+    through(shown, lambda request: seen.extend(str(m) for m in messages.get_messages(request)))
+    assert seen == ["Settings saved."]
