@@ -69,12 +69,12 @@ class _Joined:
     columns: str
     readers: tuple[tuple, ...]  # (model, attnames, start, stop, [(index, converters, col)])
 
-    def instances(self, row, *, skip: int = 0) -> list[Model | None]:
-        """The row's models in order, leaving out the first `skip` (already built)."""
+    def instances(self, row) -> list[Model | None]:
+        """The row's models in order (None for a LEFT JOIN's missing row)."""
         connection = connections[self.alias]
         row = list(row)
         out: list[Model | None] = []
-        for model, names, start, stop, converters in self.readers[skip:]:
+        for model, names, start, stop, converters in self.readers:
             for index, functions, col in converters:
                 value = row[index]
                 for function in functions:
