@@ -63,6 +63,7 @@ from .imports import (
     import_job_discard,
     import_job_problems,
 )
+from .limits import WINDOW_SECONDS, enrolment_allowed
 from .models import ImportJob
 from .selectors import (
     assignment_at,
@@ -448,6 +449,16 @@ def _full_page(request: HttpRequest, study: Study) -> HttpResponse:
     return render(request, "annotation/closed.html", {"study": study, "full": True}, status=409)
 
 
+def _too_many(request: HttpRequest, study: Study) -> HttpResponse:
+    """Over the open link's enrolment limit (annotation.limits): nobody enrolled, try later."""
+    response = render(request, "annotation/closed.html", {
+        "study": study, "retry_url": request.get_full_path(),
+        "message": _("Many people are joining this study from your network right now. Nothing "
+                     "was recorded about you; please try again in a minute.")}, status=429)
+    response["Retry-After"] = str(WINDOW_SECONDS)
+    return response
+
+
 def _entry_id(raw: str) -> str | None:
     """The anonymous participant's external id from the consent form's signed entry, or None."""
     try:
@@ -502,6 +513,10 @@ def join(request: HttpRequest, open_token: str) -> HttpResponse:
                     "study": study, "retry_url": request.path,
                     "message": _("This page is out of date. Please open the study's link "
                                  "again.")}, status=400)
+            if not (Participant.objects.filter(study=study, source=Participant.Source.OPEN,
+                                               external_id=external).exists()
+                    or enrolment_allowed(study=study, request=request)):
+                return _too_many(request, study)
             try:
                 participant = participant_enrol(study=study, source=Participant.Source.OPEN,
                                                 external_id=external, meta={}, consented=True)
@@ -517,6 +532,8 @@ def join(request: HttpRequest, open_token: str) -> HttpResponse:
             return _full_page(request, study)
         if not existed and not consenting:
             return _join_consent(request, study)
+        if not existed and not enrolment_allowed(study=study, request=request):
+            return _too_many(request, study)
         try:
             participant = participant_enrol(study=study, source=source, external_id=external_id,
                                             meta=meta, consented=consenting)

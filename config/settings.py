@@ -246,6 +246,21 @@ else:
         "socket_connect_timeout": envfloat("CELERY_BROKER_CONNECTION_TIMEOUT", 2.0),
         "socket_timeout": envfloat("CELERY_BROKER_SOCKET_TIMEOUT", 5.0),
     }
+# --- Cache ----------------------------------------------------------------------------------
+# The open link's enrolment limits (annotation.limits) count in the cache, so every process must
+# see one count: Redis when REDIS_URL is set (gunicorn's workers share it); otherwise each
+# process's own memory, enough for `make run`'s one server process. A cache that does not answer
+# within a second lets the request through (limits fail open; an answer never waits on Redis).
+if REDIS_URL:
+    CACHES = {"default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        "KEY_PREFIX": "concord",
+        "OPTIONS": {"socket_connect_timeout": 1.0, "socket_timeout": 1.0},
+    }}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
 # Sending a task: connect within CELERY_BROKER_CONNECTION_TIMEOUT, retry the publish
 # CELERY_PUBLISH_MAX_RETRIES times (0.25 s apart), then give up: the run or export is marked
 # failed with the reason and the researcher is told at once (jobs.services.job_send).
@@ -393,6 +408,16 @@ WHITENOISE_AUTOREFRESH = DEBUG
 # After a study is paused or closed, an answer to an item that was already on the annotator's
 # screen is still accepted for this long (docs/lifecycle.md): no answer is lost by a close.
 CONCORD_ANSWER_GRACE_SECONDS = envint("CONCORD_ANSWER_GRACE_SECONDS", 2 * 3600)
+# An open link enrols at most this many new participants a minute from one client address, and
+# at most CONCORD_JOIN_RATE_PER_STUDY a minute in all (0: no limit). One client with fresh cookies
+# and invented platform ids could otherwise take every place of a study in seconds. Behind a
+# reverse proxy set TRUSTED_PROXY_COUNT, or every annotator shares the proxy's address; a class
+# joining from one NAT in the same minute needs a higher per-address limit (docs/deployment.md).
+CONCORD_JOIN_RATE_PER_ADDRESS = envint("CONCORD_JOIN_RATE_PER_ADDRESS", 10)
+CONCORD_JOIN_RATE_PER_STUDY = envint("CONCORD_JOIN_RATE_PER_STUDY", 300)
+for _name in ("CONCORD_JOIN_RATE_PER_ADDRESS", "CONCORD_JOIN_RATE_PER_STUDY"):
+    if globals()[_name] < 0:
+        raise ImproperlyConfigured(f"{_name}={globals()[_name]} is negative (0: no limit)")
 CONCORD_MAX_UPLOAD_BYTES = envint("CONCORD_MAX_UPLOAD_BYTES", 10 * 1024 * 1024)
 # A methods bundle (import_bundle, "Import a bundle"): the zip's size, its number of members and
 # what its members may unpack to, each and together (a zip bomb is refused from its declared
