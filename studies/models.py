@@ -352,6 +352,28 @@ class Participant(models.Model):
         return self.completed_at is not None
 
     @property
+    def status(self) -> str:
+        """The participant's state in a few words, as the study's pages show it.
+
+        A participant who will answer no more is never "in progress": screened out, stopped by
+        failed attention checks, or left unfinished when the study was closed. (``self.study``
+        costs no query when the participant came through ``study.participants``.)
+        """
+        if self.revoked_at is not None:
+            return "revoked"
+        if self.screening == self.Screening.FAILED:
+            return "screened out"
+        if self.stopped_at is not None:
+            return "stopped by the attention checks"
+        if self.completed_at is not None:
+            return "complete"
+        if self.study.status == Study.Status.CLOSED:
+            return "unfinished when the study closed" if self.n_answered else "did not start"
+        if self.n_answered:
+            return "in progress"
+        return "started" if self.consented_at is not None else "not started"
+
+    @property
     def pseudonym(self) -> str:
         """"A3" for the third annotator to answer; "" before a first answer."""
         return "" if self.pseudonym_number is None else f"A{self.pseudonym_number}"
