@@ -10,43 +10,21 @@ and enrols nobody. Someone already enrolled is never counted or refused.
 from __future__ import annotations
 
 import logging
-import time
 
 from django.conf import settings
-from django.core.cache import cache
 from django.http import HttpRequest
 
 from studies.models import Study
+from studies.ratelimit import client_address, window_count
 
 logger = logging.getLogger(__name__)
 
 WINDOW_SECONDS = 60
 
 
-def client_address(request: HttpRequest) -> str:
-    """Return the client's address as the lock-out sees it (config/settings.py).
-
-    Behind TRUSTED_PROXY_COUNT proxies the client is the N-th entry from the right of
-    X-Forwarded-For (each proxy appends the address it was connected from; anything further left
-    the client wrote itself); without proxies the header is the client's to invent and ignored.
-    """
-    remote = str(request.META.get("REMOTE_ADDR", ""))
-    proxies = int(settings.TRUSTED_PROXY_COUNT)
-    if not proxies:
-        return remote
-    forwarded = [part.strip() for part in
-                 str(request.META.get("HTTP_X_FORWARDED_FOR", "")).split(",") if part.strip()]
-    return forwarded[-proxies] if len(forwarded) >= proxies else remote
-
-
 def _count(key: str) -> int:
-    """Add one to this minute's count under `key` and return it (atomic in Redis and locmem)."""
-    cache.add(key, 0, timeout=WINDOW_SECONDS + 5)
-    try:
-        return int(cache.incr(key))
-    except ValueError:  # expired between add and incr
-        cache.add(key, 1, timeout=WINDOW_SECONDS + 5)
-        return 1
+    """Count one more enrolment in this minute's window of `key`."""
+    return window_count(key, seconds=WINDOW_SECONDS)
 
 
 def enrolment_allowed(*, study: Study, request: HttpRequest) -> bool:
@@ -59,9 +37,8 @@ def enrolment_allowed(*, study: Study, request: HttpRequest) -> bool:
     per_study = int(settings.CONCORD_JOIN_RATE_PER_STUDY)
     if not per_address and not per_study:
         return True
-    window = int(time.time() // WINDOW_SECONDS)
     # The open token, not the primary key: unique across databases sharing one Redis.
-    base = f"join:{study.open_token}:{window}"
+    base = f"join:{study.open_token}"
     try:
         if per_address and _count(f"{base}:{client_address(request)}") > per_address:
             logger.warning("open link of %s: over %d new participants a minute from %s",

@@ -415,7 +415,12 @@ CONCORD_ANSWER_GRACE_SECONDS = envint("CONCORD_ANSWER_GRACE_SECONDS", 2 * 3600)
 # joining from one NAT in the same minute needs a higher per-address limit (docs/deployment.md).
 CONCORD_JOIN_RATE_PER_ADDRESS = envint("CONCORD_JOIN_RATE_PER_ADDRESS", 10)
 CONCORD_JOIN_RATE_PER_STUDY = envint("CONCORD_JOIN_RATE_PER_STUDY", 300)
-for _name in ("CONCORD_JOIN_RATE_PER_ADDRESS", "CONCORD_JOIN_RATE_PER_STUDY"):
+# Password-reset mails (studies.accounts): requests an hour from one client address (then 429),
+# and mails an hour to one e-mail address (then the usual page, and no mail); 0: no limit.
+CONCORD_PASSWORD_RESET_PER_ADDRESS = envint("CONCORD_PASSWORD_RESET_PER_ADDRESS", 10)
+CONCORD_PASSWORD_RESET_PER_EMAIL = envint("CONCORD_PASSWORD_RESET_PER_EMAIL", 3)
+for _name in ("CONCORD_JOIN_RATE_PER_ADDRESS", "CONCORD_JOIN_RATE_PER_STUDY",
+              "CONCORD_PASSWORD_RESET_PER_ADDRESS", "CONCORD_PASSWORD_RESET_PER_EMAIL"):
     if globals()[_name] < 0:
         raise ImproperlyConfigured(f"{_name}={globals()[_name]} is negative (0: no limit)")
 CONCORD_MAX_UPLOAD_BYTES = envint("CONCORD_MAX_UPLOAD_BYTES", 10 * 1024 * 1024)

@@ -10,6 +10,8 @@ from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.permissions import IsAuthenticated
 
+from studies.accounts import ThrottledPasswordResetView
+
 urlpatterns = [
     # The annotator's pages first: every answer is resolved, and each pattern tried before the
     # one that matches costs time (an include's whole list: Django collects them for its 404
@@ -22,8 +24,9 @@ urlpatterns = [
                                              permanent=False)),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
-    # Password reset by e-mail, with Django's own views and tokens (templates/registration/).
-    path("accounts/password-reset/", auth_views.PasswordResetView.as_view(),
+    # Password reset by e-mail, with Django's own views and tokens (templates/registration/); the
+    # mail is throttled per client address and per e-mail address (studies.accounts).
+    path("accounts/password-reset/", ThrottledPasswordResetView.as_view(),
          name="password_reset"),
     path("accounts/password-reset/sent/", auth_views.PasswordResetDoneView.as_view(),
          name="password_reset_done"),

@@ -62,6 +62,25 @@ def _collected_static(request):
     handlers.StaticFilesHandler = _StaticFilesHandler
 
 
+@pytest.fixture(autouse=True)
+def _own_cache(request):
+    """Give each test a cache of its own (a fresh key prefix): the rate limits' counts
+    (studies.ratelimit) never carry over between tests, parallel workers or runs that share one
+    Redis, and nothing is flushed (the Celery broker lives in that Redis too)."""
+    if not request.config.pluginmanager.hasplugin("django"):
+        yield
+        return
+    import uuid
+
+    from django.conf import settings
+    from django.test import override_settings
+
+    prefix = f"test-{uuid.uuid4().hex}"
+    caches = {name: {**conf, "KEY_PREFIX": prefix} for name, conf in settings.CACHES.items()}
+    with override_settings(CACHES=caches):
+        yield
+
+
 @pytest.fixture
 def alice(django_user_model):
     return django_user_model.objects.create_user("alice", "alice@example.org", "alice-password-1")

@@ -86,3 +86,33 @@ def test_a_forgotten_password_is_reset_through_a_mailed_link(client, alice, mail
 def test_a_reset_for_an_unknown_address_looks_the_same_and_sends_nothing(client, mailoutbox):
     sent = client.post("/accounts/password-reset/", {"email": "nobody@example.org"})
     assert sent.status_code == 302 and mailoutbox == []
+
+
+def test_it_sends_one_address_only_a_few_reset_mails_an_hour(alice, mailoutbox, settings):
+    settings.CONCORD_PASSWORD_RESET_PER_EMAIL = 3
+    settings.CONCORD_PASSWORD_RESET_PER_ADDRESS = 0
+    answers = [Client(REMOTE_ADDR=f"192.0.2.{n}").post("/accounts/password-reset/",
+                                                      {"email": "alice@example.org"})
+               for n in range(30)]
+    # Every request gets the usual answer (nothing tells which addresses have accounts) ...
+    assert {(a.status_code, a["Location"]) for a in answers} == {
+        (302, "/accounts/password-reset/sent/")}
+    # ... and the inbox gets three mails, not thirty.
+    assert len(mailoutbox) == 3
+
+
+def test_it_refuses_a_client_asking_for_too_many_reset_links(alice, bob, mailoutbox, settings):
+    settings.CONCORD_PASSWORD_RESET_PER_ADDRESS = 2
+    settings.CONCORD_PASSWORD_RESET_PER_EMAIL = 0
+    client = Client(REMOTE_ADDR="198.51.100.9")
+    first = client.post("/accounts/password-reset/", {"email": "alice@example.org"})
+    second = client.post("/accounts/password-reset/", {"email": "bob@example.org"})
+    third = client.post("/accounts/password-reset/", {"email": "alice@example.org"})
+    assert first.status_code == second.status_code == 302
+    assert third.status_code == 429 and third["Retry-After"] == "3600"
+    assert "Too many reset links" in third.content.decode()
+    assert len(mailoutbox) == 2
+    # Another client is not affected.
+    other = Client(REMOTE_ADDR="198.51.100.10").post("/accounts/password-reset/",
+                                                     {"email": "bob@example.org"})
+    assert other.status_code == 302 and len(mailoutbox) == 3

@@ -12,8 +12,8 @@ import requests
 from django.db import connection
 from django.test import Client, RequestFactory, override_settings
 
-from annotation.limits import client_address
 from studies.models import Participant
+from studies.ratelimit import client_address
 from tests.conftest import require
 
 
