@@ -107,7 +107,7 @@ class CSPMiddleware(csp.middleware.CSPMiddleware):
     nonce is built fresh, as before. Same header, same exemptions (tests/test_security.py).
     """
 
-    _built: dict[tuple, str] = {}
+    _built: dict[tuple[bool, str], str] = {}
 
     def process_response(self, request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
         if getattr(request, "_csp_nonce", None) is not None or \
@@ -131,12 +131,13 @@ class CSPMiddleware(csp.middleware.CSPMiddleware):
                     and not request.path_info.startswith(prefixes):
                 response[header] = value
         # As django-csp does: a nonce asked for after the header was written is an error.
-        request.csp_nonce = csp.middleware.CheckableLazyObject(self._csp_nonce_post_response)
+        request.csp_nonce = csp.middleware.CheckableLazyObject(  # type: ignore[attr-defined]
+            self._csp_nonce_post_response)
         return response
 
 
 @receiver(setting_changed)
-def _forget_csp(*, setting: str, **kwargs) -> None:
+def _forget_csp(*, setting: str, **kwargs: object) -> None:
     if setting.startswith("CONTENT_SECURITY_POLICY"):
         CSPMiddleware._built.clear()
 
@@ -156,8 +157,11 @@ class MessageMiddleware(DjangoMessageMiddleware):
     def process_request(self, request: HttpRequest) -> None:
         request._messages = SimpleLazyObject(lambda: default_storage(request))  # type: ignore[attr-defined]
 
-    def process_response(self, request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
+    # django-stubs types every middleware's response as HttpResponse; a streamed export is an
+    # HttpResponseBase, which Django's own middleware handles as well.
+    def process_response(self, request: HttpRequest,  # type: ignore[override]
+                         response: HttpResponseBase) -> HttpResponseBase:
         messages = getattr(request, "_messages", None)
         if isinstance(messages, SimpleLazyObject) and messages._wrapped is empty:
             return response
-        return super().process_response(request, response)
+        return super().process_response(request, response)  # type: ignore[arg-type]

@@ -13,10 +13,15 @@ import secrets
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import django_stubs_ext
 import environ
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
+
+# Django's generic classes (ModelAdmin[AccessToken], QuerySet[Item]) subscriptable at run time,
+# as the type checker reads them (mypy --strict over the apps, with django-stubs).
+django_stubs_ext.monkeypatch()
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 env = environ.Env()

@@ -1,10 +1,11 @@
 from django.contrib import admin
+from django.http import HttpRequest
 
 from .models import AccessToken
 
 
 @admin.register(AccessToken)
-class AccessTokenAdmin(admin.ModelAdmin):
+class AccessTokenAdmin(admin.ModelAdmin[AccessToken]):
     """Operators can see and revoke tokens; the digest is useless to them and never a key."""
 
     list_display = ("name", "user", "prefix", "created_at", "expires_at", "last_used_at", "revoked_at")
@@ -12,5 +13,5 @@ class AccessTokenAdmin(admin.ModelAdmin):
     readonly_fields = ("user", "name", "prefix", "digest", "created_at", "expires_at", "last_used_at")
     search_fields = ("name", "user__username", "prefix")
 
-    def has_add_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
+    def has_add_permission(self, request: HttpRequest, obj: AccessToken | None = None) -> bool:
         return False

@@ -7,7 +7,8 @@ from typing import Any
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 
 
-class AccessTokenScheme(OpenApiAuthenticationExtension):
+# drf-spectacular's registry hook (__init_subclass__) carries no annotations.
+class AccessTokenScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]
     target_class = "tokens.authentication.AccessTokenAuthentication"
     name = "accessToken"
 

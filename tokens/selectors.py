@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import QuerySet
 
 from .models import AccessToken
 from .services import KEY_PREFIX, token_digest
 
 
-def token_list(*, user: AbstractBaseUser) -> QuerySet[AccessToken]:
+def token_list(*, user: User) -> QuerySet[AccessToken]:
     """The user's tokens, newest first, revoked and expired ones included."""
     return AccessToken.objects.filter(user=user).order_by("-created_at")
 

@@ -6,7 +6,7 @@ import hashlib
 import secrets
 from datetime import timedelta
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -25,7 +25,7 @@ def token_digest(key: str) -> str:
 
 
 @transaction.atomic
-def token_create(*, user: AbstractBaseUser, name: str, days: int) -> tuple[AccessToken, str]:
+def token_create(*, user: User, name: str, days: int) -> tuple[AccessToken, str]:
     """Create a token; return it and its key, which is never available again."""
     if days not in EXPIRY_DAYS:
         raise ValueError(f"expiry must be one of {EXPIRY_DAYS} days, not {days}")
@@ -37,7 +37,7 @@ def token_create(*, user: AbstractBaseUser, name: str, days: int) -> tuple[Acces
     return token, key
 
 
-def token_revoke(*, user: AbstractBaseUser, token_id: int) -> bool:
+def token_revoke(*, user: User, token_id: int) -> bool:
     """Revoke one of the user's tokens; False when there is no such active token."""
     return bool(AccessToken.objects.filter(pk=token_id, user=user, revoked_at__isnull=True)
                 .update(revoked_at=timezone.now()))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
@@ -14,10 +15,16 @@ from .selectors import token_list
 from .services import token_create, token_revoke
 
 
+class AuthenticatedHttpRequest(HttpRequest):
+    """A request that `login_required` let through: its user is a real account."""
+
+    user: User
+
+
 @login_required
 @never_cache
 @require_http_methods(["GET", "POST"])
-def token_index(request: HttpRequest) -> HttpResponse:
+def token_index(request: AuthenticatedHttpRequest) -> HttpResponse:
     """List the user's tokens; a valid POST creates one and shows its key on this response only."""
     form = TokenCreateForm(request.POST or None)
     key = None
@@ -32,7 +39,7 @@ def token_index(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def token_revoke_view(request: HttpRequest, token_id: int) -> HttpResponse:
+def token_revoke_view(request: AuthenticatedHttpRequest, token_id: int) -> HttpResponse:
     """Confirm, then revoke one of the user's tokens (someone else's is a 404)."""
     token = token_list(user=request.user).filter(pk=token_id, revoked_at__isnull=True).first()
     if token is None:
