@@ -35,10 +35,10 @@ from core.screening import item_correct, screening_passed
 from core.settings import AnalysisSettings, SettingsError
 from core.tabular import decode
 
-from .bulk import items_import_copy
-from .item_metrics import pair_rows_score, sentiment_problems
-from .models import Assignment, Item, Membership, Participant, Question, Study, StudyEvent
-from .presets import DEFAULT_QUESTION_KEY, preset_questions, preset_scale
+from ..bulk import items_import_copy
+from ..item_metrics import pair_rows_score, sentiment_problems
+from ..models import Assignment, Item, Membership, Participant, Question, Study, StudyEvent
+from ..presets import DEFAULT_QUESTION_KEY, preset_questions, preset_scale
 
 
 def study_design(study: Study) -> Design:
@@ -1021,8 +1021,8 @@ def study_update(*, study: Study, changes: Any,
     completion URL and analysis settings. Every problem is named at once; nothing is changed
     then.
     """
-    from .definitions import validate_definition
-    from .selectors import study_definition
+    from ..definitions import validate_definition
+    from ..selectors import study_definition
 
     errors = Collector("settings")
     if not isinstance(changes, dict):
@@ -1112,8 +1112,8 @@ def study_clone(*, study: Study, slug: str, title: str | None = None,
                 user: AbstractBaseUser) -> Study:
     """Create a draft copy of a study under a new slug, owned by ``user``: its settings and
     items, no participant, answer or result (and so no excluded annotator). Recorded on both."""
-    from .definitions import validate_definition
-    from .selectors import study_definition
+    from ..definitions import validate_definition
+    from ..selectors import study_definition
 
     definition = study_definition(study=study)
     definition["slug"] = slug
