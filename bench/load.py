@@ -37,9 +37,9 @@ rather than fall back to SQLite):
 The load generator is this process: an asyncio client speaking HTTP/1.1 over raw keep-alive
 sockets (`bench.http_client`, no HTTP library), so it costs a small share of one core. It shares
 the machine's cores with gunicorn and PostgreSQL; the CPU each of them used during the measured
-window is printed, read from /proc (`bench.cpu`), so the figures can be judged for what they are: a single 2-core box running
-client, app server and database together. Every request goes to 127.0.0.1 and each phase stops by
-itself after ``--warmup + --seconds`` seconds.
+window is printed, read from /proc (`bench.cpu`), so the figures can be judged for what they
+are: a single 2-core box running client, app server and database together. Every request goes to
+127.0.0.1 and each phase stops by itself after ``--warmup + --seconds`` seconds.
 """
 
 from __future__ import annotations
