@@ -17,8 +17,8 @@ pool of one connection, ``DEBUG`` off). It reads the CPU this process used (clie
 side of the test client: Django's own request building is the same in any version) and the CPU
 of the database's backend, per answer, in ``--chunks`` parts, and prints the median part and,
 LAST, one line of JSON. ``--baseline`` prints the ratios against another run's output: copy this
-file into a checkout of the old code (its `bench.load` has the same `setup_study`) and run both
-alternately. It checks that every answer was stored once (exit status 1 if not).
+file, `bench/http_client.py` and `bench/cpu.py` into a checkout of the old code (its `bench.load`
+has the same `setup_study`) and run both alternately. It checks that every answer was stored once (exit status 1 if not).
 
 CPU seconds on a shared virtual machine still move by a fifth from one run to the next, so
 ``--instructions`` counts instead: it runs itself under valgrind's callgrind with the counting
@@ -43,6 +43,8 @@ import uuid
 from pathlib import Path
 
 from bench import load
+from bench.cpu import postgres_cpu
+from bench.http_client import CSRF_RE, POSITION_RE
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/concord_bench_cost"
 
@@ -51,7 +53,7 @@ def _walk(client, token: str) -> tuple[str, int]:
     """Consent and reach the first item page; return its CSRF token and position."""
     base = f"/a/{token}"
     page = client.get(f"{base}/")
-    csrf = load.CSRF_RE.search(page.content)
+    csrf = CSRF_RE.search(page.content)
     if page.status_code != 200 or not csrf:
         raise load.SetupError(f"consent page: HTTP {page.status_code}")
     posted = client.post(f"{base}/", {"csrfmiddlewaretoken": csrf.group(1).decode()})
@@ -59,7 +61,7 @@ def _walk(client, token: str) -> tuple[str, int]:
         raise load.SetupError(f"consent POST: HTTP {posted.status_code}")
     client.get(f"{base}/instructions/")
     page = client.get(f"{base}/next/")
-    csrf, position = load.CSRF_RE.search(page.content), load.POSITION_RE.search(page.content)
+    csrf, position = CSRF_RE.search(page.content), POSITION_RE.search(page.content)
     if not csrf or not position:
         raise load.SetupError("the item page has no answer form")
     return csrf.group(1).decode(), int(position.group(1))
@@ -153,7 +155,7 @@ def _run(args) -> int:
     sent = 0
     with psycopg.connect(args.database_url) as pg:
         for _ in range(args.chunks):
-            server = {pid: load._proc_cpu(pid) for pid in load._postgres_pids(pg)}
+            server = postgres_cpu(pg)
             lsn = pg.execute("SELECT pg_current_wal_lsn()").fetchone()[0]
             cpu, wall = time.process_time(), time.perf_counter()
             for n in range(chunk):
@@ -166,8 +168,8 @@ def _run(args) -> int:
                     return 1
                 entry[3] = position + 1
             cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-            db = sum(load._proc_cpu(pid) - server.get(pid, 0.0)
-                     for pid in load._postgres_pids(pg) if pid in server)
+            db = sum(seconds - server[pid] for pid, seconds in postgres_cpu(pg).items()
+                     if pid in server)
             wal = pg.execute("SELECT pg_current_wal_lsn() - %s::pg_lsn", [lsn]).fetchone()[0]
             parts.append({"app_us": cpu / chunk * 1e6, "db_us": db / chunk * 1e6,
                           "wall_us": wall / chunk * 1e6, "wal_bytes": float(wal) / chunk})

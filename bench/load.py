@@ -35,11 +35,11 @@ rather than fall back to SQLite):
    a target or a check is missed, 2 when the run could not be set up.
 
 The load generator is this process: an asyncio client speaking HTTP/1.1 over raw keep-alive
-sockets (no HTTP library), so it costs a small share of one core. It shares the machine's cores
-with gunicorn and PostgreSQL; the CPU each of them used during the measured window is printed,
-read from /proc, so the figures can be judged for what they are: a single 2-core box running
-client, app server and database together. Every request goes to 127.0.0.1 and each phase stops by
-itself after ``--warmup + --seconds`` seconds.
+sockets (`bench.http_client`, no HTTP library), so it costs a small share of one core. It shares
+the machine's cores with gunicorn and PostgreSQL; the CPU each of them used during the measured
+window is printed, read from /proc (`bench.cpu`), so the figures can be judged for what they
+are: a single 2-core box running client, app server and database together. Every request goes to
+127.0.0.1 and each phase stops by itself after ``--warmup + --seconds`` seconds.
 """
 
 from __future__ import annotations
@@ -60,6 +60,9 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
+
+from bench.cpu import CpuSample, children, cpu_sample, cpu_share, machine_busy
+from bench.http_client import CSRF_RE, POSITION_RE, Connection, HttpError
 
 ROOT = Path(__file__).resolve().parent.parent
 VAR_DIR = ROOT / "var" / "bench"
@@ -92,125 +95,8 @@ SCALE_VALUES = list(range(8))  # likert-0-7-coref
 DUPLICATES = 10
 
 
-# --- A minimal HTTP/1.1 keep-alive client ----------------------------------------------------
-
-
-class HttpError(Exception):
-    pass
-
-
 class SetupError(Exception):
     """The run could not be set up (no PostgreSQL, a database it must not drop, no server)."""
-
-
-Reply = tuple[int, list[tuple[bytes, bytes]], bytes]
-
-
-class _Http(asyncio.Protocol):
-    """HTTP/1.1 responses parsed straight from the socket's bytes (cheaper than streams)."""
-
-    def __init__(self) -> None:
-        self.transport: asyncio.Transport | None = None
-        self.buffer = bytearray()
-        self.waiter: asyncio.Future | None = None
-        self.closed = False
-
-    def connection_made(self, transport) -> None:
-        self.transport = transport
-
-    def connection_lost(self, exc) -> None:
-        self.closed = True
-        if self.waiter is not None and not self.waiter.done():
-            self.waiter.set_exception(ConnectionError("the server closed the connection"))
-
-    def data_received(self, data: bytes) -> None:
-        self.buffer += data
-        if self.waiter is None or self.waiter.done():
-            return
-        try:
-            reply = self._parse()
-        except (ValueError, IndexError) as exc:
-            self.waiter.set_exception(HttpError(f"unparsable response: {exc}"))
-            return
-        if reply is not None:
-            self.waiter.set_result(reply)
-
-    def _parse(self) -> tuple[Reply, bool] | None:
-        end = self.buffer.find(b"\r\n\r\n")
-        if end < 0:
-            return None
-        lines = bytes(self.buffer[:end]).split(b"\r\n")
-        status = int(lines[0].split(b" ", 2)[1])
-        headers = []
-        length, chunked, close = 0, False, False
-        for line in lines[1:]:
-            name, _, value = line.partition(b":")
-            name, value = name.strip().lower(), value.strip()
-            headers.append((name, value))
-            if name == b"content-length":
-                length = int(value)
-            elif name == b"transfer-encoding" and b"chunked" in value.lower():
-                chunked = True
-            elif name == b"connection" and value.lower() == b"close":
-                close = True
-        start = end + 4
-        if not chunked:
-            if len(self.buffer) < start + length:
-                return None
-            body = bytes(self.buffer[start:start + length])
-            del self.buffer[:start + length]
-            return (status, headers, body), close
-        parts, pos = [], start
-        while True:
-            eol = self.buffer.find(b"\r\n", pos)
-            if eol < 0:
-                return None
-            size = int(bytes(self.buffer[pos:eol]).split(b";")[0], 16)
-            if len(self.buffer) < eol + 2 + size + 2:
-                return None
-            parts.append(bytes(self.buffer[eol + 2:eol + 2 + size]))
-            pos = eol + 2 + size + 2
-            if size == 0:
-                del self.buffer[:pos]
-                return (status, headers, b"".join(parts)), close
-
-
-class Connection:
-    """One keep-alive HTTP/1.1 connection to the server; reconnects when the server closes it."""
-
-    def __init__(self, host: str, port: int):
-        self.host, self.port = host, port
-        self.protocol: _Http | None = None
-
-    def close(self) -> None:
-        if self.protocol is not None and self.protocol.transport is not None:
-            self.protocol.transport.close()
-        self.protocol = None
-
-    async def request(self, head: bytes, body: bytes = b"") -> Reply:
-        """Send one request (`head` ends with the blank line) and read the whole response."""
-        loop = asyncio.get_running_loop()
-        for attempt in (1, 2):
-            if self.protocol is None or self.protocol.closed:
-                _, self.protocol = await loop.create_connection(_Http, self.host, self.port)
-            protocol = self.protocol
-            protocol.buffer.clear()
-            protocol.waiter = loop.create_future()
-            protocol.transport.write(head + body)
-            try:
-                reply, close = await protocol.waiter
-            except ConnectionError:
-                # A keep-alive connection the server closed while idle: reconnect once.
-                self.close()
-                if attempt == 2:
-                    raise
-                continue
-            finally:
-                protocol.waiter = None
-            if close:
-                self.close()
-            return reply
-        raise HttpError("unreachable")
 
 
 @dataclass
@@ -248,10 +134,6 @@ class Annotator:
         if length is not None:
             text += f"Content-Length: {length}\r\n"
         return text.encode() + self.cookie_header() + b"\r\n"
-
-
-CSRF_RE = re.compile(rb'name="csrfmiddlewaretoken" value="([^"]+)"')
-POSITION_RE = re.compile(rb'name="position" value="(\d+)"')
 
 
 async def open_session(ann: Annotator, conn: Connection) -> None:
@@ -434,95 +316,6 @@ async def browse(ann: Annotator, conn: Connection, stop_at: float, log: PageLog,
             conn.close()
 
 
-# --- CPU accounting from /proc ---------------------------------------------------------------
-
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def _proc_cpu(pid: int) -> float:
-    """Seconds of CPU (user + system, all threads) used by one process so far."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return 0.0
-    fields = stat.rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
-
-
-def _children(pid: int) -> list[int]:
-    out = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
-                    out.append(int(entry.name))
-            except (OSError, IndexError, ValueError):
-                continue
-    return out
-
-
-# PostgreSQL serves other databases on this machine too: count the backends of the bench's
-# database and the shared processes that write its WAL, not everyone's.
-_PG_PIDS_SQL = """
-SELECT pid FROM pg_stat_activity
-WHERE datname = current_database()
-   OR backend_type IN ('walwriter', 'checkpointer', 'background writer')
-"""
-
-
-def _postgres_pids(pg) -> list[int]:
-    return [row[0] for row in pg.execute(_PG_PIDS_SQL).fetchall()]
-
-
-def _machine_busy() -> tuple[float, float]:
-    """(busy seconds, total seconds) of all cores since boot, from /proc/stat."""
-    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    idle = values[3] + values[4]
-    return (sum(values[:8]) - idle) / TICK, sum(values[:8]) / TICK
-
-
-@dataclass
-class CpuSample:
-    wall: float
-    generator: float
-    server: dict[int, float]
-    postgres: dict[int, float]
-    busy: float
-    total: float
-
-
-def cpu_sample(master_pid: int, pg) -> CpuSample:
-    workers = _children(master_pid) + [master_pid]
-    busy, total = _machine_busy()
-    return CpuSample(
-        wall=time.perf_counter(),
-        generator=time.process_time(),
-        server={pid: _proc_cpu(pid) for pid in workers},
-        postgres={pid: _proc_cpu(pid) for pid in _postgres_pids(pg)},
-        busy=busy,
-        total=total,
-    )
-
-
-def cpu_share(a: CpuSample, b: CpuSample) -> dict[str, float]:
-    """CPU used between two samples, in cores (1.0 = one core fully busy)."""
-    wall = b.wall - a.wall
-
-    def diff(x: dict[int, float], y: dict[int, float]) -> float:
-        return sum(y[pid] - x.get(pid, 0.0) for pid in y)
-
-    cores = os.cpu_count() or 1
-    machine = (b.busy - a.busy) / (b.total - a.total) * cores if b.total > a.total else 0.0
-    out = {
-        "generator": (b.generator - a.generator) / wall,
-        "gunicorn": diff(a.server, b.server) / wall,
-        "postgres": diff(a.postgres, b.postgres) / wall,
-        "machine": machine,
-    }
-    out["other"] = max(0.0, machine - out["generator"] - out["gunicorn"] - out["postgres"])
-    return out
-
-
 # --- Running a phase -------------------------------------------------------------------------
 
 
@@ -644,7 +437,7 @@ def start_gunicorn(*, port: int, workers: int, threads: int, env: dict[str, str]
             with socket.create_connection((HOST, port), timeout=0.5):
                 pass
             # The master listens before the workers have imported Django: wait for all of them.
-            if len(_children(proc.pid)) >= workers:
+            if len(children(proc.pid)) >= workers:
                 time.sleep(1.0)
                 return proc, command
         except OSError:
@@ -678,50 +471,14 @@ def verify(study_id: int, annotators: list[Annotator], pks: list[int], log: Answ
     under it, each presentation's revisions are 1..n with the last one current, and every
     participant's counter is its number of answered presentations.
     """
-    from django.db import connection
-
-    by_pk = dict(zip(pks, range(len(pks)), strict=True))
-    with connection.cursor() as cursor:
-        cursor.execute("SHOW synchronous_commit")
-        synchronous_commit = cursor.fetchone()[0]
-        cursor.execute("SHOW fsync")
-        fsync = cursor.fetchone()[0]
-        cursor.execute(
-            "SELECT r.participant_id, a.position, r.client_id::text, r.revision, r.is_current, "
-            "count(ans.id), min(ans.value), max(ans.value) "
-            "FROM annotation_response r JOIN studies_assignment a ON a.id = r.assignment_id "
-            "JOIN studies_participant p ON p.id = r.participant_id "
-            "LEFT JOIN annotation_answer ans ON ans.response_id = r.id "
-            "WHERE p.study_id = %s GROUP BY r.id, a.position", [study_id])
-        rows = cursor.fetchall()
-        cursor.execute(
-            "SELECT count(*) FROM studies_participant p WHERE p.study_id = %s AND p.n_answered <> "
-            "(SELECT count(*) FROM annotation_response r WHERE r.participant_id = p.id "
-            "AND r.is_current)", [study_id])
-        bad_counters = cursor.fetchone()[0]
-    stored: dict[tuple[int, int], list[tuple]] = {}
-    ids: dict[str, int] = {}
-    for pid, position, cid, revision, current, n_answers, low, high in rows:
-        stored.setdefault((by_pk[pid], position), []).append(
-            (cid, revision, current, n_answers, low, high))
-        ids[cid] = ids.get(cid, 0) + 1
+    synchronous_commit, fsync, rows, bad_counters = _stored(study_id)
+    stored, ids = _by_presentation(rows, pks)
     acked = log.acked
     acked_ids = {cid for entry in acked.values() for cid in entry["client_ids"]}
     lost = [cid for cid in acked_ids if cid not in ids]
     unacked = [cid for cid in ids if cid not in acked_ids]
     twice = [cid for cid, n in ids.items() if n > 1]
-    wrong_value = bad_revisions = bad_answers = 0
-    for key, responses in stored.items():
-        sent = acked.get(key, {}).get("values", {})
-        for cid, _, _, n_answers, low, high in responses:
-            if n_answers != 1:
-                bad_answers += 1
-            elif cid in sent and not (low == high == sent[cid]):
-                wrong_value += 1
-        numbers = sorted(r[1] for r in responses)
-        current = [r[1] for r in responses if r[2]]
-        if numbers != list(range(1, len(responses) + 1)) or current != [len(responses)]:
-            bad_revisions += 1
+    wrong_value, bad_revisions, bad_answers = _presentations_checked(stored, acked)
     created_twice = [cid for entry in acked.values() for cid in set(entry["created"])
                      if entry["created"].count(cid) > 1]
     never_created = [cid for entry in acked.values() for cid in entry["client_ids"]
@@ -750,6 +507,66 @@ def verify(study_id: int, annotators: list[Annotator], pks: list[int], log: Answ
         "fsync": fsync,
         "ok": ok,
     }
+
+
+def _stored(study_id: int) -> tuple[str, str, list[tuple], int]:
+    """The durability settings of the app's connections, the study's stored responses (one row
+    each: participant, position, answer id, revision, current, answers and their lowest and
+    highest value) and the number of participants whose counter is wrong."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        synchronous_commit = cursor.fetchone()[0]
+        cursor.execute("SHOW fsync")
+        fsync = cursor.fetchone()[0]
+        cursor.execute(
+            "SELECT r.participant_id, a.position, r.client_id::text, r.revision, r.is_current, "
+            "count(ans.id), min(ans.value), max(ans.value) "
+            "FROM annotation_response r JOIN studies_assignment a ON a.id = r.assignment_id "
+            "JOIN studies_participant p ON p.id = r.participant_id "
+            "LEFT JOIN annotation_answer ans ON ans.response_id = r.id "
+            "WHERE p.study_id = %s GROUP BY r.id, a.position", [study_id])
+        rows = cursor.fetchall()
+        cursor.execute(
+            "SELECT count(*) FROM studies_participant p WHERE p.study_id = %s AND p.n_answered <> "
+            "(SELECT count(*) FROM annotation_response r WHERE r.participant_id = p.id "
+            "AND r.is_current)", [study_id])
+        bad_counters = cursor.fetchone()[0]
+    return synchronous_commit, fsync, rows, bad_counters
+
+
+def _by_presentation(rows: list[tuple], pks: list[int]
+                     ) -> tuple[dict[tuple[int, int], list[tuple]], dict[str, int]]:
+    """The stored responses by (annotator index, position), and how often each answer id is
+    stored."""
+    by_pk = dict(zip(pks, range(len(pks)), strict=True))
+    stored: dict[tuple[int, int], list[tuple]] = {}
+    ids: dict[str, int] = {}
+    for pid, position, cid, revision, current, n_answers, low, high in rows:
+        stored.setdefault((by_pk[pid], position), []).append(
+            (cid, revision, current, n_answers, low, high))
+        ids[cid] = ids.get(cid, 0) + 1
+    return stored, ids
+
+
+def _presentations_checked(stored: dict[tuple[int, int], list[tuple]],
+                           acked: dict[tuple[int, int], dict]) -> tuple[int, int, int]:
+    """(responses with another value than sent under their id, presentations whose revisions
+    are not 1..n with the last one current, responses without exactly one answer)."""
+    wrong_value = bad_revisions = bad_answers = 0
+    for key, responses in stored.items():
+        sent = acked.get(key, {}).get("values", {})
+        for cid, _, _, n_answers, low, high in responses:
+            if n_answers != 1:
+                bad_answers += 1
+            elif cid in sent and not (low == high == sent[cid]):
+                wrong_value += 1
+        numbers = sorted(r[1] for r in responses)
+        current = [r[1] for r in responses if r[2]]
+        if numbers != list(range(1, len(responses) + 1)) or current != [len(responses)]:
+            bad_revisions += 1
+    return wrong_value, bad_revisions, bad_answers
 
 
 def code_sets_synchronous_commit() -> list[str]:
@@ -821,9 +638,9 @@ def main(argv: list[str] | None = None) -> int:
 
     print("bench.load: answer submission and next-item pages, gunicorn + PostgreSQL on loopback")
     load1, load5, _ = os.getloadavg()
-    idle_a = _machine_busy()
+    idle_a = machine_busy()
     time.sleep(1.0)
-    idle_b = _machine_busy()
+    idle_b = machine_busy()
     background = (idle_b[0] - idle_a[0]) / (idle_b[1] - idle_a[1]) * (os.cpu_count() or 1)
     print(f"machine: {os.cpu_count()} cores, load average {load1:.2f} / {load5:.2f}; "
           f"{background:.2f} cores busy before the run (other work on this shared machine)")

@@ -76,69 +76,13 @@ def _key_line(text: str, column: Any) -> int | None:
 
 
 def validate_definition(raw: dict[str, Any], errors: Collector) -> dict[str, Any]:
-    for key in sorted(set(raw) - TOP_KEYS):
-        errors.add(f"unknown key {key!r}", column=key)
-    for key in ("slug", "title"):
-        if not isinstance(raw.get(key), str) or not raw.get(key, "").strip():
-            errors.add(f"{key!r} is required (a non-empty string)", column=key)
-    # The slug's form is checked here, with everything else, not when the study is saved.
-    slug = raw.get("slug")
-    if isinstance(slug, str) and slug.strip() and not SLUG.fullmatch(slug.strip()):
-        errors.add(f"slug {slug.strip()[:80]!r} must be at most 60 lower-case letters, digits and "
-                   "dashes, starting with a letter or digit", column="slug")
-    for key in ("consent", "instructions", "completion_text", "completion_url"):
-        if key in raw and not isinstance(raw[key], str):
-            errors.add(f"{key!r} is a string", column=key)
-    language = raw.get("language", "en")
-    if language not in {"en", "fr"}:
-        errors.add(f"language must be 'en' or 'fr', not {language!r}", column="language")
-
-    preset, scale, questions = raw.get("preset"), raw.get("scale"), raw.get("questions")
-    given = [name for name in ("preset", "scale", "questions") if raw.get(name) is not None]
-    if len(given) != 1:
-        errors.add("give exactly one of 'preset' (a preset name), 'scale' (one question's scale) "
-                   f"or 'questions' (a list of questions); found {', '.join(given) or 'none'}",
-                   column="questions" if not given else given[-1])
-    if preset is not None and preset not in preset_names():
-        errors.add(f"unknown preset {preset!r} (choose {', '.join(preset_names())})",
-                   column="preset")
-    if scale is not None:
-        scale = _scale(scale, "scale", errors)
-    if questions is not None:
-        questions = _questions(questions, errors)
-    display = raw.get("display")
-    if display is not None and display not in DISPLAYS:
-        errors.add(f"display must be one of {', '.join(DISPLAYS)}, not {display!r}",
-                   column="display")
-
-    design = raw.get("design", {}) or {}
-    if not isinstance(design, dict):
-        errors.add("'design' must be a table", column="design")
-        design = {}
-    for key in sorted(set(design) - DESIGN_KEYS):
-        errors.add(f"unknown key {key!r}", column=f"design.{key}")
-    for key in DESIGN_KEYS:
-        if key in design and (not isinstance(design[key], int) or isinstance(design[key], bool)
-                              or (key != "seed" and design[key] < 0)):
-            errors.add(f"{key} must be a non-negative integer", column=f"design.{key}")
-    if design.get("annotators_per_item", 1) == 0:
-        errors.add("annotators_per_item must be at least 1", column="design.annotators_per_item")
-    if "duplicate_min_gap" in design and isinstance(design["duplicate_min_gap"], int) \
-            and design["duplicate_min_gap"] < 2:
-        errors.add("duplicate_min_gap must be at least 2 (a repeat is never adjacent)",
-                   column="design.duplicate_min_gap")
-
+    """Check a definition (as read from a file, or merged from a study's settings and changes),
+    naming every problem at once in `errors`; return it completed with the defaults."""
+    language = _texts(raw, errors)
+    preset, scale, questions, display = _question_source(raw, errors)
+    design = _design(raw.get("design", {}) or {}, errors)
     quality = _quality(raw.get("quality", {}), errors)
-    analysis = raw.get("analysis", {}) or {}
-    if not isinstance(analysis, dict):
-        errors.add("'analysis' must be a table", column="analysis")
-        analysis = {}
-    try:
-        analysis_settings = AnalysisSettings.from_mapping(analysis)
-    except SettingsError as exc:
-        for problem in exc.problems:
-            errors.add(problem.message, column=f"analysis.{problem.column}")
-        analysis_settings = AnalysisSettings()
+    analysis_settings = _analysis(raw.get("analysis", {}) or {}, errors)
     errors.raise_if_any()
     return {
         "slug": raw["slug"].strip(),
@@ -157,6 +101,86 @@ def validate_definition(raw: dict[str, Any], errors: Collector) -> dict[str, Any
         "show_gold": bool(raw.get("show_gold", True)),
         "quality": quality,
     }
+
+
+def _texts(raw: dict[str, Any], errors: Collector) -> str:
+    """Check the top-level keys, the slug, the title, the texts and the language; return the
+    language."""
+    for key in sorted(set(raw) - TOP_KEYS):
+        errors.add(f"unknown key {key!r}", column=key)
+    for key in ("slug", "title"):
+        if not isinstance(raw.get(key), str) or not raw.get(key, "").strip():
+            errors.add(f"{key!r} is required (a non-empty string)", column=key)
+    # The slug's form is checked here, with everything else, not when the study is saved.
+    slug = raw.get("slug")
+    if isinstance(slug, str) and slug.strip() and not SLUG.fullmatch(slug.strip()):
+        errors.add(f"slug {slug.strip()[:80]!r} must be at most 60 lower-case letters, digits and "
+                   "dashes, starting with a letter or digit", column="slug")
+    for key in ("consent", "instructions", "completion_text", "completion_url"):
+        if key in raw and not isinstance(raw[key], str):
+            errors.add(f"{key!r} is a string", column=key)
+    language: str = raw.get("language", "en")
+    if language not in {"en", "fr"}:
+        errors.add(f"language must be 'en' or 'fr', not {language!r}", column="language")
+    return language
+
+
+def _question_source(raw: dict[str, Any], errors: Collector) -> tuple[Any, Any, Any, Any]:
+    """Check that exactly one of preset, scale and questions is given, that one, and the item
+    display; return (preset, scale, questions, display), the one given validated."""
+    preset, scale, questions = raw.get("preset"), raw.get("scale"), raw.get("questions")
+    given = [name for name in ("preset", "scale", "questions") if raw.get(name) is not None]
+    if len(given) != 1:
+        errors.add("give exactly one of 'preset' (a preset name), 'scale' (one question's scale) "
+                   f"or 'questions' (a list of questions); found {', '.join(given) or 'none'}",
+                   column="questions" if not given else given[-1])
+    if preset is not None and preset not in preset_names():
+        errors.add(f"unknown preset {preset!r} (choose {', '.join(preset_names())})",
+                   column="preset")
+    if scale is not None:
+        scale = _scale(scale, "scale", errors)
+    if questions is not None:
+        questions = _questions(questions, errors)
+    display = raw.get("display")
+    if display is not None and display not in DISPLAYS:
+        errors.add(f"display must be one of {', '.join(DISPLAYS)}, not {display!r}",
+                   column="display")
+    return preset, scale, questions, display
+
+
+def _design(design: Any, errors: Collector) -> dict[str, Any]:
+    """Check the `design` table (its keys, non-negative integers, at least one annotator per
+    item, repeats never adjacent); return it ({} when it is not a table)."""
+    if not isinstance(design, dict):
+        errors.add("'design' must be a table", column="design")
+        return {}
+    for key in sorted(set(design) - DESIGN_KEYS):
+        errors.add(f"unknown key {key!r}", column=f"design.{key}")
+    for key in DESIGN_KEYS:
+        if key in design and (not isinstance(design[key], int) or isinstance(design[key], bool)
+                              or (key != "seed" and design[key] < 0)):
+            errors.add(f"{key} must be a non-negative integer", column=f"design.{key}")
+    if design.get("annotators_per_item", 1) == 0:
+        errors.add("annotators_per_item must be at least 1", column="design.annotators_per_item")
+    if "duplicate_min_gap" in design and isinstance(design["duplicate_min_gap"], int) \
+            and design["duplicate_min_gap"] < 2:
+        errors.add("duplicate_min_gap must be at least 2 (a repeat is never adjacent)",
+                   column="design.duplicate_min_gap")
+    return design
+
+
+def _analysis(analysis: Any, errors: Collector) -> AnalysisSettings:
+    """Check the `analysis` table with the one settings validator; return the settings (the
+    defaults when it has problems)."""
+    if not isinstance(analysis, dict):
+        errors.add("'analysis' must be a table", column="analysis")
+        analysis = {}
+    try:
+        return AnalysisSettings.from_mapping(analysis)
+    except SettingsError as exc:
+        for problem in exc.problems:
+            errors.add(problem.message, column=f"analysis.{problem.column}")
+        return AnalysisSettings()
 
 
 def _quality(quality: Any, errors: Collector) -> dict[str, Any]:

@@ -199,7 +199,7 @@ def items_stored(study):
 
 def test_it_stores_the_same_items_with_copy_as_with_bulk_create(postgres, make_study, alice,
                                                                  monkeypatch):
-    from studies import services as study_services
+    from studies.services import items as study_services
     from studies.services import items_import
 
     copied = make_study(alice, slug="items-copy", preset="similarity-1-5", items=None, open=False)
@@ -226,7 +226,7 @@ BAD_ITEMS = ("id,text,control,metric:bleu\n"
 
 def test_it_reports_the_same_item_problems_with_copy_as_in_memory(postgres, make_study, alice,
                                                                   monkeypatch):
-    from studies import services as study_services
+    from studies.services import items as study_services
     from studies.services import items_import
 
     def problems(slug):

@@ -1,0 +1,354 @@
+"""Participants: invited or enrolled by the open link, assigned their presentations, screened,
+given pseudonyms, excluded from the analysis, revoked and deleted."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import models, transaction
+from django.db.models import Case, Count, Min, Q, Value, When
+from django.utils import timezone
+
+from core.design import checks_place, participant_seed, plan_presentations
+from core.problems import InputError, Problem
+from core.screening import item_correct, screening_passed
+
+from ..models import Assignment, Item, Participant, Question, Study
+from .creation import _analysis_settings, study_design
+from .lifecycle import study_event, study_writable
+
+
+@transaction.atomic
+def participant_assign(*, participant: Participant) -> int:
+    """Build and record the participant's ordered presentations (once).
+
+    A study with screening items assigns those first (in the items' order) and nothing else:
+    the main presentations follow only once the screening is passed (`screening_decide`).
+    The study row is locked so that concurrent enrolments see each other's counts and the
+    overlap stays balanced.
+    """
+    study = Study.objects.select_for_update().get(pk=participant.study_id)
+    if participant.assignments.exists():
+        return participant.n_assigned
+    screening = list(study.items.filter(role=Item.Role.SCREENING).order_by("position")
+                     .values_list("id", flat=True))
+    if screening:
+        Assignment.objects.bulk_create(
+            Assignment(participant=participant, item_id=item, position=pos)
+            for pos, item in enumerate(screening))
+        participant.n_assigned = len(screening)
+        participant.screening = Participant.Screening.PENDING
+        participant.screening_total = len(screening)
+        participant.save(update_fields=["n_assigned", "screening", "screening_total"])
+        return len(screening)
+    return _main_assign(study, participant, offset=0)
+
+
+def overlap_counts(*, study: Study, consented_only: bool = False) -> dict[int, int]:
+    """Return each main item's places taken: first presentations of participants still at work,
+    plus the answers of those whose unanswered assignments were reclaimed (annotation.services.
+    participants_reclaim). ``consented_only``: count the assignments of participants who gave
+    consent only (an invitation link nobody opened yet takes no place from the open link). Two
+    aggregate queries (the reverse relation "responses" is the annotation app's)."""
+    at_work = Q(assignments__presentation=1, assignments__participant__reclaimed_at=None)
+    if consented_only:
+        at_work &= Q(assignments__participant__consented_at__isnull=False)
+    counts = dict(
+        Item.objects.filter(study=study, role=Item.Role.MAIN)
+        .annotate(n=Count("assignments", filter=at_work))
+        .values_list("id", "n")
+    )
+    if study.participants.filter(reclaimed_at__isnull=False).exists():
+        answered = (Item.objects.filter(study=study, role=Item.Role.MAIN)
+                    .annotate(n=Count("responses", filter=Q(
+                        responses__presentation=1, responses__is_current=True,
+                        responses__participant__reclaimed_at__isnull=False)))
+                    .filter(n__gt=0).values_list("id", "n"))
+        for item, n in answered:
+            counts[item] = counts.get(item, 0) + n
+    return counts
+
+
+def study_has_room(*, study: Study) -> bool:
+    """Whether a new participant of the open link would take a place some main item still needs.
+
+    An item's places taken are the larger of its `overlap_counts` among participants who gave
+    consent (an invitation link nobody has opened yet holds no place) and its current answers to
+    a first presentation (imported responses included, which have no assignment); the study has
+    room while some main item has fewer than k (``annotators_per_item``). Answers only turn a place taken into a place answered, so under
+    the study row's lock (`participant_enrol`) the answer is exact: two people consenting at
+    once for the last place cannot both get it. Three aggregate queries at most.
+    """
+    k = study.annotators_per_item
+    taken = overlap_counts(study=study, consented_only=True)
+    if not taken:
+        return False
+    if all(n >= k for n in taken.values()):
+        return False
+    answered = dict(Item.objects.filter(study=study, role=Item.Role.MAIN)
+                    .annotate(n=Count("responses", filter=Q(responses__presentation=1,
+                                                            responses__is_current=True)))
+                    .values_list("id", "n"))
+    return any(max(n, answered.get(item, 0)) < k for item, n in taken.items())
+
+
+class StudyFull(Exception):
+    """Every main item has its k places taken: the open link enrols nobody more."""
+
+
+def _main_assign(study: Study, participant: Participant, *, offset: int) -> int:
+    """Record the main presentations after the first ``offset`` positions (study row locked),
+    with the study's attention checks among them: each at its ``check_at`` place among the main
+    presentations (1 = first) or, without one, at a seeded random place."""
+    items = list(study.items.filter(role=Item.Role.MAIN).values_list("id", "is_control"))
+    counts = overlap_counts(study=study)
+    seed = participant_seed(study.seed, participant.pk)
+    plan = plan_presentations(
+        [i for i, _ in items],
+        design=study_design(study),
+        seed=seed,
+        assigned_counts=counts,
+        control_ids=frozenset(i for i, control in items if control),
+    )
+    checks = list(study.items.filter(role=Item.Role.CHECK).order_by("position")
+                  .values_list("id", "check_at"))
+    full, check_positions = checks_place(plan, checks, seed=seed)
+    Assignment.objects.bulk_create(
+        Assignment(participant=participant, item_id=item, position=offset + pos,
+                   presentation=pres)
+        for pos, (item, pres) in enumerate(full)
+    )
+    participant.order_seed = seed
+    participant.n_assigned = offset + len(full)
+    participant.check_positions = [offset + p for p in check_positions]
+    participant.save(update_fields=["order_seed", "n_assigned", "check_positions"])
+    return offset + len(full)
+
+
+def screening_decide(*, participant: Participant) -> str:
+    """Decide a participant's screening once every screening item is answered; return the
+    participant's screening state ("pending" while items are left).
+
+    Passed: the main presentations are assigned after the screening ones (and the participant
+    is no longer complete). Failed: nothing more is assigned; the participant is not complete
+    (the done page shows the screened-out page instead). Idempotent and locked, so two requests
+    finishing at once decide once.
+    """
+    with transaction.atomic():
+        study = Study.objects.select_for_update().get(pk=participant.study_id)
+        row = Participant.objects.select_for_update().get(pk=participant.pk)
+        if row.screening != Participant.Screening.PENDING:
+            _copy_screening(participant, row)
+            return row.screening
+        items = {pk: (gold, tolerance) for pk, gold, tolerance in Item.objects.filter(
+            assignments__participant=row, role=Item.Role.SCREENING)
+            .values_list("pk", "gold", "tolerance")}
+        answers: dict[int, dict[str, float | None]] = {}
+        # The answers through the questions' reverse relation: this app imports no other app.
+        # The first revision's: a screening answer is final, whatever the annotator changes
+        # when going back (the page lets them, so as not to set screening items apart).
+        for item, key, value in Question.objects.filter(
+                answers__response__participant=row, answers__response__revision=1,
+                answers__response__item_id__in=list(items)).values_list(
+                    "answers__response__item_id", "key", "answers__value"):
+            answers.setdefault(item, {})[key] = value
+        if len(answers) < len(items):
+            return row.screening
+        correct = sum(item_correct(gold, tolerance, answers[pk])
+                      for pk, (gold, tolerance) in items.items())
+        passed = screening_passed(correct, len(items), pass_share=study.screening_pass_share,
+                                  pass_count=study.screening_pass_count)
+        row.screening = (Participant.Screening.PASSED if passed
+                         else Participant.Screening.FAILED)
+        row.screening_correct = correct
+        row.screening_total = len(items)
+        row.completed_at = None
+        row.save(update_fields=["screening", "screening_correct", "screening_total",
+                                "completed_at"])
+        if passed:
+            _main_assign(study, row, offset=len(items))
+            participant.check_positions = row.check_positions
+        _copy_screening(participant, row)
+        return row.screening
+
+
+def _copy_screening(participant: Participant, row: Participant) -> None:
+    for name in ("screening", "screening_correct", "screening_total", "completed_at",
+                 "n_assigned", "n_answered", "order_seed"):
+        setattr(participant, name, getattr(row, name))
+
+
+@transaction.atomic
+def participants_invite(*, study: Study, count: int, label: str = "") -> list[Participant]:
+    """Create `count` participants with their own single-person links and assignments.
+
+    All or none: a study whose design cannot be built (no items yet) leaves no participant.
+    """
+    study_writable(study)
+    if not 1 <= count <= 1000:
+        raise ValueError("invite between 1 and 1000 participants at a time")
+    created = []
+    for _ in range(count):
+        participant = Participant.objects.create(study=study, source=Participant.Source.INVITE,
+                                                 label=label)
+        participant_assign(participant=participant)
+        created.append(participant)
+    return created
+
+
+def participant_enrol(*, study: Study, source: str, external_id: str, meta: dict,
+                      consented: bool = False) -> Participant:
+    """Return the participant of a platform id on the study's open link, creating it once.
+
+    The open link calls it only from the consent form's POST (``consented``): merely opening
+    the link (a chat app's link preview) creates no participant, so the completion rate counts
+    consenting people only.
+
+    A new participant is created only while the study has room (`study_has_room`), checked and
+    assigned under the study row's lock in one transaction, so that concurrent enrolments for
+    the last places are serialised: the one that comes too late gets `StudyFull`, and nothing
+    of it is stored. Someone already enrolled always gets their participant back.
+    """
+    now = timezone.now() if consented else None
+    existing = Participant.objects.filter(study=study, source=source,
+                                          external_id=external_id).first()
+    if existing is None:
+        with transaction.atomic():
+            locked = Study.objects.select_for_update().get(pk=study.pk)
+            participant, created = Participant.objects.get_or_create(
+                study=study, source=source, external_id=external_id,
+                defaults={"meta": meta, "consented_at": now})
+            if created:
+                if not study_has_room(study=locked):
+                    raise StudyFull(study.slug)  # rolls the new participant back
+                participant_assign(participant=participant)
+                participant.refresh_from_db()
+    else:
+        participant = existing
+    if now is not None and participant.consented_at is None:
+        participant_consent(participant=participant)
+    if not participant.n_assigned:
+        participant_assign(participant=participant)
+        participant.refresh_from_db()
+    return participant
+
+
+def participant_consent(*, participant: Participant) -> None:
+    if participant.consented_at is None:
+        participant.consented_at = timezone.now()
+        participant.save(update_fields=["consented_at"])
+
+
+def participant_revoke(*, participant: Participant, user: AbstractBaseUser | None = None) -> None:
+    """Revoke a participant's link: it then shows a polite "no longer valid" page and takes no
+    answer; the answers given before stay (and count) unless they are excluded. Recorded."""
+    if participant.revoked_at is not None:
+        raise InputError([Problem(str(participant.pk), None, None, "this link is already revoked")])
+    study_writable(participant.study)
+    participant.revoked_at = timezone.now()
+    participant.save(update_fields=["revoked_at"])
+    study_event(study=participant.study, user=user, action="revoke", participant=participant.pk)
+
+
+@transaction.atomic
+def participant_delete(*, participant: Participant,
+                       user: AbstractBaseUser | None = None) -> dict[str, Any]:
+    """Delete a participant with every answer they gave (withdrawal of consent).
+
+    Gone with them: their responses and answers, assignments, and their pseudonym from the
+    study's ``excluded_annotators``; the pseudonym itself is not given again (a gap stays, and
+    nobody else is renumbered). Every analysis run and export of the study that was not finished
+    before their first answer may contain their answers, so it is deleted with its stored results
+    (the export files once this commits); earlier ones cannot, and stay. The audit entry records
+    the pseudonym and the counts, never the answers nor the platform id. Returns the counts.
+    """
+    study = Study.objects.select_for_update().get(pk=participant.study_id)
+    study_writable(study, "changed (unarchive it to delete a participant)")
+    participant = Participant.objects.get(pk=participant.pk)  # its pseudonym as stored now
+    # Reverse relations only: the apps above studies (annotation, analysis, exports) own these.
+    given = participant.responses.aggregate(first=Min("received_at"), responses=Count("id", distinct=True),
+                                            answers=Count("answers"))
+    counts: dict[str, Any] = {"pseudonym": participant.pseudonym,
+                              "responses": given["responses"], "answers": given["answers"],
+                              "analysis_runs": 0, "exports": 0}
+    root = Path(settings.EXPORTS_DIR).resolve()
+    files: list[Path] = []
+    if given["first"] is not None:
+        stale = Q(finished_at__isnull=True) | Q(finished_at__gte=given["first"])
+        runs = study.analysis_runs.filter(stale)
+        exports = study.export_jobs.filter(stale)
+        files = [(root / path).resolve() for path in exports.exclude(path="")
+                 .values_list("path", flat=True)]
+        counts["analysis_runs"], counts["exports"] = runs.count(), exports.count()
+        runs.delete()
+        exports.delete()
+    excluded = list(study.analysis_settings.get("excluded_annotators") or [])
+    if participant.pseudonym in excluded:
+        study.analysis_settings = {**study.analysis_settings, "excluded_annotators": [
+            name for name in excluded if name != participant.pseudonym]}
+        study.save(update_fields=["analysis_settings"])
+    Participant.objects.filter(pk=participant.pk).delete()  # cascades to responses, answers
+    study_event(study=study, user=user, action="participant_delete", **counts)
+
+    def remove_files() -> None:
+        for path in files:
+            if path.is_relative_to(root):
+                path.unlink(missing_ok=True)
+
+    if files:
+        transaction.on_commit(remove_files)
+    return counts
+
+
+def pseudonyms_assign(*, study_id: int, participant_ids: Sequence[int]) -> None:
+    """Give each listed participant that has no pseudonym the study's next one (A1, A2, …), in
+    the order listed; a participant keeps a pseudonym once given.
+
+    Called at a participant's first stored answer (and by an import, in file order). The study's
+    row is locked while its counter ``pseudonyms_issued`` moves on, so two first answers at once
+    get two numbers, and a number is never handed out twice, even after its participant is
+    deleted (a gap stays). Three queries, four when there is something to assign.
+    """
+    with transaction.atomic():
+        issued = (Study.objects.select_for_update().filter(pk=study_id)
+                  .values_list("pseudonyms_issued", flat=True).get())
+        wanted = list(dict.fromkeys(participant_ids))
+        pending = set(Participant.objects.filter(
+            study_id=study_id, pk__in=wanted, pseudonym_number__isnull=True)
+            .values_list("pk", flat=True))
+        ordered = [pk for pk in wanted if pk in pending]
+        if not ordered:
+            return
+        for start in range(0, len(ordered), 500):  # one UPDATE … CASE per 500 participants
+            chunk = ordered[start:start + 500]
+            Participant.objects.filter(pk__in=chunk).update(pseudonym_number=Case(
+                *(When(pk=pk, then=Value(issued + start + n))
+                  for n, pk in enumerate(chunk, start=1)),
+                output_field=models.PositiveIntegerField()))
+        Study.objects.filter(pk=study_id).update(pseudonyms_issued=issued + len(ordered))
+
+
+@transaction.atomic
+def participant_exclude(*, study: Study, pseudonym: str, excluded: bool,
+                        user: AbstractBaseUser | None = None) -> list[str]:
+    """Leave an annotator out of the analysis (or take them back in), by the pseudonym the
+    results use: it is written to ``excluded_annotators`` of the study's analysis settings, so
+    every later run leaves their answers out. Returns the new list; recorded with the pseudonym."""
+    locked = Study.objects.select_for_update().get(pk=study.pk)
+    study_writable(locked)
+    current = list(locked.analysis_settings.get("excluded_annotators") or [])
+    if excluded == (pseudonym in current):
+        raise InputError([Problem(study.slug, None, "excluded_annotators",
+                                  f"{pseudonym} is {'already' if excluded else 'not'} excluded")])
+    wanted = [*current, pseudonym] if excluded else [p for p in current if p != pseudonym]
+    locked.analysis_settings = _analysis_settings(
+        {**locked.analysis_settings, "excluded_annotators": wanted})
+    locked.save(update_fields=["analysis_settings"])
+    study.analysis_settings = locked.analysis_settings
+    study_event(study=study, user=user, action="exclude" if excluded else "include",
+                pseudonym=pseudonym)
+    return list(locked.analysis_settings["excluded_annotators"])
