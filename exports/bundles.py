@@ -14,7 +14,7 @@ from pathlib import PurePath
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -56,7 +56,7 @@ def bundle_limits() -> ZipLimits:
                      max_total_bytes=settings.CONCORD_BUNDLE_MAX_UNPACKED_BYTES)
 
 
-def bundle_import(*, data: bytes, filename: str, owner: AbstractBaseUser,
+def bundle_import(*, data: bytes, filename: str, owner: User,
                   slug: str | None = None, max_rows: int | None = None) -> BundleImport:
     """Create a closed study from a methods bundle; raise `InputError` (nothing written).
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
@@ -29,7 +29,7 @@ def study_design(study: Study) -> Design:
 @transaction.atomic
 def study_create(
     *,
-    owner: AbstractBaseUser,
+    owner: User,
     slug: str,
     title: str,
     preset: str | None = None,
@@ -176,7 +176,7 @@ def _analysis_settings(analysis: dict[str, Any] | None) -> dict[str, Any]:
                           for p in exc.problems]) from None
 
 
-def study_create_from_definition(*, owner: AbstractBaseUser, definition: dict[str, Any]) -> Study:
+def study_create_from_definition(*, owner: User, definition: dict[str, Any]) -> Study:
     """Create a study from a validated definition (see `studies.definitions`)."""
     return study_create(
         owner=owner,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import connections, router, transaction
 
@@ -36,7 +36,7 @@ def _spec_key(spec: dict[str, Any]) -> dict[str, Any]:
 
 @transaction.atomic
 def study_update(*, study: Study, changes: Any,
-                 user: AbstractBaseUser | None = None) -> list[str]:
+                 user: User | None = None) -> list[str]:
     """Change a study's settings from a partial definition (the keys of a definition file but
     ``slug``; ``design`` and ``analysis`` may be partial). Returns the names of the fields that
     changed, recorded in one history entry.
@@ -134,7 +134,7 @@ def study_update(*, study: Study, changes: Any,
 
 @transaction.atomic
 def study_clone(*, study: Study, slug: str, title: str | None = None,
-                user: AbstractBaseUser) -> Study:
+                user: User) -> Study:
     """Create a draft copy of a study under a new slug, owned by ``user``: its settings and
     items, no participant, answer or result (and so no excluded annotator). Recorded on both."""
     from ..definitions import validate_definition

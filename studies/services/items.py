@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import PurePath
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import connections, router, transaction
 
 from core.items import (
@@ -21,7 +21,7 @@ from core.items import (
 )
 from core.metrics.coref import coref_metrics
 from core.metrics.features import error_features
-from core.metrics.formats import FORMATS, conll_tokens, read_gold_and_system
+from core.metrics.formats import FORMATS, Format, conll_tokens, read_gold_and_system
 from core.metrics.similarity import SIMILARITY_METRICS
 from core.problems import Collector, InputError, Problem
 from core.tabular import decode
@@ -135,7 +135,9 @@ def coref_items_import(
         problems.extend(own)
     problems.raise_if_any()
     gold_text, system_text = texts
-    pairs = read_gold_and_system(gold_text, system_text, format=fmt,
+    if gold_text is None or system_text is None:  # decode said why, raise_if_any raised it
+        raise InputError([Problem(gold_name, None, None, "the files could not be read")])
+    pairs = read_gold_and_system(gold_text, system_text, format=cast(Format, fmt),
                                  gold_file=gold_name, system_file=system_name, warnings=warnings)
 
     tokens = conll_tokens(gold_text) if fmt == "conll2012" else {}
@@ -185,7 +187,7 @@ def _item_changeable(item: Item, what: str) -> None:
 
 
 @transaction.atomic
-def item_update(*, item: Item, user: AbstractBaseUser | None = None, text: str | None = None,
+def item_update(*, item: Item, user: User | None = None, text: str | None = None,
                 text_a: str | None = None, text_b: str | None = None,
                 is_control: bool | None = None) -> list[str]:
     """Change an item of a draft study (its texts, its control flag); return the changed fields.
@@ -228,7 +230,7 @@ def item_update(*, item: Item, user: AbstractBaseUser | None = None, text: str |
 
 
 @transaction.atomic
-def item_delete(*, item: Item, user: AbstractBaseUser | None = None) -> None:
+def item_delete(*, item: Item, user: User | None = None) -> None:
     """Delete an item of a draft study that has no answers; recorded with its id."""
     _item_changeable(item, "deleted")
     study_event(study=item.study, user=user, action="item_delete", item=item.external_id)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -18,7 +18,7 @@ from ..models import Item, Study, StudyEvent
 from .creation import study_design
 
 
-def study_event(*, study: Study, user: AbstractBaseUser | None, action: str,
+def study_event(*, study: Study, user: User | None, action: str,
                 **detail: Any) -> StudyEvent:
     """Record who changed what in a study and when (ids and statuses only, never answers)."""
     return StudyEvent.objects.create(study=study, study_slug=study.slug,
@@ -52,7 +52,7 @@ def study_actions(study: Study) -> list[str]:
 
 @transaction.atomic
 def study_transition(*, study: Study, action: str,
-                     user: AbstractBaseUser | None = None) -> Study:
+                     user: User | None = None) -> Study:
     """Change the study's status (open, pause, close), recorded with who and when.
 
     Opening checks that the design can be built from the items; a pause or a close keeps
@@ -83,18 +83,18 @@ def study_transition(*, study: Study, action: str,
     return study
 
 
-def study_open(*, study: Study, user: AbstractBaseUser | None = None) -> Study:
+def study_open(*, study: Study, user: User | None = None) -> Study:
     """Open a draft, paused or closed study to annotators, after checking its design."""
     return study_transition(study=study, action="open", user=user)
 
 
-def study_close(*, study: Study, user: AbstractBaseUser | None = None) -> Study:
+def study_close(*, study: Study, user: User | None = None) -> Study:
     return study_transition(study=study, action="close", user=user)
 
 
 @transaction.atomic
 def study_archive(*, study: Study, archived: bool,
-                  user: AbstractBaseUser | None = None) -> Study:
+                  user: User | None = None) -> Study:
     """Archive a study that is not open or paused (hidden from the default list, read-only),
     or unarchive it."""
     if archived:
@@ -115,7 +115,7 @@ def study_archive(*, study: Study, archived: bool,
 
 @transaction.atomic
 def study_delete(*, study: Study, confirm_slug: str,
-                 user: AbstractBaseUser | None = None) -> dict[str, int]:
+                 user: User | None = None) -> dict[str, int]:
     """Delete a study with its items, participants and answers, once its slug is typed.
 
     Its analysis runs (with their stored results) and export records go with it, and the export

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import models, transaction
 from django.db.models import Case, Count, Min, Q, Value, When
 from django.utils import timezone
@@ -200,7 +200,7 @@ def participants_invite(*, study: Study, count: int, label: str = "") -> list[Pa
     return created
 
 
-def participant_enrol(*, study: Study, source: str, external_id: str, meta: dict,
+def participant_enrol(*, study: Study, source: str, external_id: str, meta: dict[str, Any],
                       consented: bool = False) -> Participant:
     """Return the participant of a platform id on the study's open link, creating it once.
 
@@ -243,7 +243,7 @@ def participant_consent(*, participant: Participant) -> None:
         participant.save(update_fields=["consented_at"])
 
 
-def participant_revoke(*, participant: Participant, user: AbstractBaseUser | None = None) -> None:
+def participant_revoke(*, participant: Participant, user: User | None = None) -> None:
     """Revoke a participant's link: it then shows a polite "no longer valid" page and takes no
     answer; the answers given before stay (and count) unless they are excluded. Recorded."""
     if participant.revoked_at is not None:
@@ -256,7 +256,7 @@ def participant_revoke(*, participant: Participant, user: AbstractBaseUser | Non
 
 @transaction.atomic
 def participant_delete(*, participant: Participant,
-                       user: AbstractBaseUser | None = None) -> dict[str, Any]:
+                       user: User | None = None) -> dict[str, Any]:
     """Delete a participant with every answer they gave (withdrawal of consent).
 
     Gone with them: their responses and answers, assignments, and their pseudonym from the
@@ -334,7 +334,7 @@ def pseudonyms_assign(*, study_id: int, participant_ids: Sequence[int]) -> None:
 
 @transaction.atomic
 def participant_exclude(*, study: Study, pseudonym: str, excluded: bool,
-                        user: AbstractBaseUser | None = None) -> list[str]:
+                        user: User | None = None) -> list[str]:
     """Leave an annotator out of the analysis (or take them back in), by the pseudonym the
     results use: it is written to ``excluded_annotators`` of the study's analysis settings, so
     every later run leaves their answers out. Returns the new list; recorded with the pseudonym."""

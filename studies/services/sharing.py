@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from core.problems import InputError, Problem
@@ -25,7 +25,7 @@ def _role(study: Study, role: str) -> str:
 
 @transaction.atomic
 def member_add(*, study: Study, username: str, role: str,
-               user: AbstractBaseUser | None = None) -> Membership:
+               user: User | None = None) -> Membership:
     """Share the study with a researcher who has an account, by user name, as viewer, editor or
     owner. Recorded. A user name without an account, or already sharing the study, is refused."""
     from django.contrib.auth import get_user_model
@@ -48,7 +48,7 @@ def member_add(*, study: Study, username: str, role: str,
 
 @transaction.atomic
 def member_change(*, membership: Membership, role: str,
-                  user: AbstractBaseUser | None = None) -> Membership:
+                  user: User | None = None) -> Membership:
     """Change a researcher's role; the study's last owner stays an owner. Recorded."""
     study = Study.objects.select_for_update().get(pk=membership.study_id)
     membership = Membership.objects.select_related("user").get(pk=membership.pk)
@@ -69,7 +69,7 @@ def member_change(*, membership: Membership, role: str,
 
 
 @transaction.atomic
-def member_remove(*, membership: Membership, user: AbstractBaseUser | None = None) -> None:
+def member_remove(*, membership: Membership, user: User | None = None) -> None:
     """Take a researcher's role away (they then see the study as if it did not exist); the last
     owner cannot be removed. Recorded."""
     study = Study.objects.select_for_update().get(pk=membership.study_id)
