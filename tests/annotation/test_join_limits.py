@@ -138,3 +138,15 @@ def test_it_lets_newcomers_in_when_the_cache_fails(alice, make_study, monkeypatc
     study = make_study(alice, annotators_per_item=40)
     assert [join(Client(), study, f"PROLIFIC_PID=c{k}&SESSION_ID={k}").status_code
             for k in range(3)] == [302, 302, 302]
+
+
+@pytest.mark.django_db
+@override_settings(CONCORD_JOIN_RATE_PER_ADDRESS=1, CONCORD_JOIN_RATE_PER_STUDY=0)
+def test_the_refusal_speaks_the_study_language(alice, make_study):
+    study = make_study(alice, annotators_per_item=40)
+    study.language = "fr"
+    study.save(update_fields=["language"])
+    assert join(Client(), study, "PROLIFIC_PID=l1&SESSION_ID=1").status_code == 302
+    refused = join(Client(), study, "PROLIFIC_PID=l2&SESSION_ID=2")
+    assert refused.status_code == 429
+    assert "veuillez réessayer dans une minute" in refused.content.decode()
