@@ -9,7 +9,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import models, transaction
+from django.db import connections, models, router, transaction
 from django.db.models import Case, Count, Min, Q, Value, When
 from django.utils import timezone
 
@@ -104,29 +104,52 @@ def _main_assign(study: Study, participant: Participant, *, offset: int) -> int:
     """Record the main presentations after the first ``offset`` positions (study row locked),
     with the study's attention checks among them: each at its ``check_at`` place among the main
     presentations (1 = first) or, without one, at a seeded random place."""
-    items = list(study.items.filter(role=Item.Role.MAIN).values_list("id", "is_control"))
-    counts = overlap_counts(study=study)
-    seed = participant_seed(study.seed, participant.pk)
-    plan = plan_presentations(
-        [i for i, _ in items],
-        design=study_design(study),
-        seed=seed,
-        assigned_counts=counts,
-        control_ids=frozenset(i for i, control in items if control),
-    )
-    checks = list(study.items.filter(role=Item.Role.CHECK).order_by("position")
-                  .values_list("id", "check_at"))
-    full, check_positions = checks_place(plan, checks, seed=seed)
+    plan = _MainPlan(study)
     Assignment.objects.bulk_create(
-        Assignment(participant=participant, item_id=item, position=offset + pos,
-                   presentation=pres)
-        for pos, (item, pres) in enumerate(full)
-    )
-    participant.order_seed = seed
-    participant.n_assigned = offset + len(full)
-    participant.check_positions = [offset + p for p in check_positions]
+        Assignment(participant=participant, item_id=item, position=position, presentation=pres)
+        for _, item, position, pres in plan.assign(participant, offset=offset))
     participant.save(update_fields=["order_seed", "n_assigned", "check_positions"])
-    return offset + len(full)
+    return participant.n_assigned
+
+
+class _MainPlan:
+    """The study's main items, places taken and attention checks, read once (three queries),
+    then each participant's presentations planned from them in memory.
+
+    Planning several participants in a row adds each one's first presentations to the places
+    taken, exactly what `overlap_counts` would read back after each was stored (a new
+    participant is not reclaimed), so a batch gets the presentations one-by-one calls give.
+    """
+
+    def __init__(self, study: Study) -> None:
+        self.study = study
+        self.items = list(study.items.filter(role=Item.Role.MAIN).values_list("id", "is_control"))
+        self.counts = overlap_counts(study=study)
+        self.checks = list(study.items.filter(role=Item.Role.CHECK).order_by("position")
+                           .values_list("id", "check_at"))
+        self.design = study_design(study)
+
+    def assign(self, participant: Participant, *,
+               offset: int) -> list[tuple[int, int, int, int]]:
+        """Plan the participant's presentations; set its order seed, count and check positions
+        (not saved) and return its assignments as (participant, item, position, presentation)
+        rows."""
+        seed = participant_seed(self.study.seed, participant.pk)
+        plan = plan_presentations(
+            [i for i, _ in self.items],
+            design=self.design,
+            seed=seed,
+            assigned_counts=self.counts,
+            control_ids=frozenset(i for i, control in self.items if control),
+        )
+        full, check_positions = checks_place(plan, self.checks, seed=seed)
+        for item, presentation in plan:
+            if presentation == 1:
+                self.counts[item] = self.counts.get(item, 0) + 1
+        participant.order_seed = seed
+        participant.n_assigned = offset + len(full)
+        participant.check_positions = [offset + p for p in check_positions]
+        return [(participant.pk, item, offset + pos, pres) for pos, (item, pres) in enumerate(full)]
 
 
 def screening_decide(*, participant: Participant) -> str:
@@ -183,21 +206,64 @@ def _copy_screening(participant: Participant, row: Participant) -> None:
 
 
 @transaction.atomic
+@transaction.atomic
 def participants_invite(*, study: Study, count: int, label: str = "") -> list[Participant]:
     """Create `count` participants with their own single-person links and assignments.
 
     All or none: a study whose design cannot be built (no items yet) leaves no participant.
+    Set-based: the participants, then all their assignments, each in one bulk statement, planned
+    in memory under the study row's lock (`_MainPlan`), so 1 000 links take one request's time,
+    not one transaction each.
     """
     study_writable(study)
     if not 1 <= count <= 1000:
         raise ValueError("invite between 1 and 1000 participants at a time")
-    created = []
-    for _ in range(count):
-        participant = Participant.objects.create(study=study, source=Participant.Source.INVITE,
-                                                 label=label)
-        participant_assign(participant=participant)
-        created.append(participant)
+    locked = Study.objects.select_for_update().get(pk=study.pk)
+    created = Participant.objects.bulk_create(
+        Participant(study=study, source=Participant.Source.INVITE, label=label)
+        for _ in range(count))
+    screening = list(locked.items.filter(role=Item.Role.SCREENING).order_by("position")
+                     .values_list("id", flat=True))
+    rows: list[tuple[int, int, int, int]] = []
+    if screening:
+        for participant in created:
+            rows += [(participant.pk, item, pos, 1) for pos, item in enumerate(screening)]
+            participant.n_assigned = len(screening)
+            participant.screening = Participant.Screening.PENDING
+            participant.screening_total = len(screening)
+        fields = ["n_assigned", "screening", "screening_total"]
+    else:
+        plan = _MainPlan(locked)
+        for participant in created:
+            rows += plan.assign(participant, offset=0)
+        fields = ["order_seed", "n_assigned", "check_positions"]
+    _rows_store(created, fields, rows)
     return created
+
+
+def _rows_store(participants: list[Participant], fields: list[str],
+                rows: list[tuple[int, int, int, int]]) -> None:
+    """Insert the assignment rows and set the participants' planned fields: two executemany
+    statements (pipelined by psycopg), no model instance per row."""
+    def field(model: type[models.Model], name: str) -> models.Field[Any, Any]:
+        found = model._meta.get_field(name)
+        assert isinstance(found, models.Field) and found.column  # a column, not a relation
+        return found
+
+    connection = connections[router.db_for_write(Assignment)]
+    table = connection.ops.quote_name(Assignment._meta.db_table)
+    columns = ", ".join(connection.ops.quote_name(str(field(Assignment, name).column))
+                        for name in ("participant", "item", "position", "presentation"))
+    model_fields = [field(Participant, name) for name in fields]
+    sets = ", ".join(f"{connection.ops.quote_name(str(f.column))} = %s" for f in model_fields)
+    updates = [[f.get_db_prep_save(getattr(p, f.attname), connection) for f in model_fields]
+               + [p.pk] for p in participants]
+    with connection.cursor() as cursor:
+        cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES (%s, %s, %s, %s)",  # noqa: S608 - names from the models
+                           rows)
+        cursor.executemany(
+            f"UPDATE {connection.ops.quote_name(Participant._meta.db_table)} SET {sets} "  # noqa: S608
+            "WHERE id = %s", updates)
 
 
 def participant_enrol(*, study: Study, source: str, external_id: str, meta: dict[str, Any],
