@@ -9,11 +9,10 @@ class AnalysisConfig(AppConfig):
         from django.conf import settings
 
         from core.stats._threads import limit_threads
-        from jobs.sweep import job_kind_register
+        from jobs.kinds import job_kind_register
 
         limit_threads(settings.CONCORD_ANALYSIS_THREADS)
 
         from .models import AnalysisRun
-        from .services import analysis_run_send
 
-        job_kind_register(AnalysisRun, analysis_run_send)
+        job_kind_register(AnalysisRun, "analysis.tasks.run_analysis")

@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from core.results import ItemRecords, SectionClock, build_results_split
 from core.settings import AnalysisSettings
-from jobs.services import job_done, job_fail, job_progress, job_send, job_start
+from jobs.services import job_done, job_enqueue, job_fail, job_progress, job_start
 from studies.models import Study
 
 from .models import AnalysisRun, ItemGap, ItemLabel, RunItem
@@ -69,17 +69,9 @@ def analysis_run_create(*, study: Study, user=None, overrides: Mapping[str, Any]
     )
     if enqueue:
         # After the commit (a worker must find the row); a broker that does not answer marks
-        # the run failed with the reason, in this copy too (`jobs.services.job_send`).
-        transaction.on_commit(lambda: job_send(model=AnalysisRun, job=run,
-                                               send=functools.partial(analysis_run_send, run.pk)))
+        # the run failed with the reason, in this copy too (`jobs.services.job_enqueue`).
+        job_enqueue(job=run)
     return run
-
-
-def analysis_run_send(run_id: int, delivery: int) -> None:
-    """Publish the task of a run (its ``delivery``-th message)."""
-    from .tasks import run_analysis
-
-    run_analysis.apply_async(args=[run_id], kwargs={"delivery": delivery})
 
 
 def _progress(run_id: int, low: int = 0, high: int = 100):

@@ -9,39 +9,31 @@ the document.  The result backend only carries the chord's plumbing.
 
 from celery import shared_task
 
+from jobs.services import job_heartbeat
+from jobs.tasks import job_task
+
+from . import fanout
+from .live import live_quality_refresh
+from .models import AnalysisRun, TrustPlan
+from .services import analysis_run_fail
+
 TASK_OPTIONS = {"acks_late": True, "reject_on_worker_lost": True}
 
 
-@shared_task(bind=True, ignore_result=True, max_retries=None, **TASK_OPTIONS)
-def run_analysis(self, run_id: int, delivery: int | None = None) -> None:
+@job_task(model=AnalysisRun)
+def run_analysis(run_id: int) -> None:
     """Start a run: computed here, or its trust chord sent (``fanout.analysis_run_start``).
 
     Skipped when this message is superseded or the run over, retried after the stale interval
-    while another worker holds the run (`jobs.services.job_take`); the run's heartbeat beats
-    while it runs.  Its record is the run's row (no result).
+    while another worker holds the run, the run's heartbeat beating while it runs
+    (`jobs.tasks.job_task`).  Its record is the run's row (no result).
     """
-    from jobs.services import LATER, RUN, job_heartbeat, job_stale_after, job_take
-
-    from . import fanout
-    from .models import AnalysisRun
-
-    take = job_take(model=AnalysisRun, job_id=run_id, delivery=delivery)
-    if take == LATER:
-        raise self.retry(countdown=job_stale_after().total_seconds())
-    if take != RUN:
-        return
-    with job_heartbeat(model=AnalysisRun, job_id=run_id):
-        fanout.analysis_run_start(run_id=run_id)
+    fanout.analysis_run_start(run_id=run_id)
 
 
 @shared_task(bind=True, **TASK_OPTIONS)
 def trust_chunk_task(self, plan_id: int, start: int, stop: int) -> dict:
     """One chunk of a trust plan; its summary names the worker (the run's ``trust_workers``)."""
-    from jobs.services import job_heartbeat
-
-    from . import fanout
-    from .models import AnalysisRun, TrustPlan
-
     run_id = TrustPlan.objects.filter(pk=plan_id).values_list("run_id", flat=True).first()
     if run_id is None:
         summary = fanout.trust_chunk_compute(plan_id=plan_id, start=start, stop=stop)
@@ -54,11 +46,6 @@ def trust_chunk_task(self, plan_id: int, start: int, stop: int) -> dict:
 @shared_task(**TASK_OPTIONS)
 def finish_analysis(chunk_results: list | None, run_id: int) -> None:
     """The chord's body: the header's summaries, then the run (the alphas are in our table)."""
-    from jobs.services import job_heartbeat
-
-    from . import fanout
-    from .models import AnalysisRun
-
     with job_heartbeat(model=AnalysisRun, job_id=run_id):
         fanout.trust_plan_finish(run_id=run_id, chunk_results=chunk_results)
 
@@ -66,8 +53,6 @@ def finish_analysis(chunk_results: list | None, run_id: int) -> None:
 @shared_task(**TASK_OPTIONS)
 def analysis_failed(request, exc, traceback, run_id: int) -> None:
     """Errback of the chord: a chunk (or the finisher) failed, so the run is marked failed."""
-    from .services import analysis_run_fail
-
     analysis_run_fail(run_id=run_id, error=exc)
 
 
@@ -75,6 +60,4 @@ def analysis_failed(request, exc, traceback, run_id: int) -> None:
 def live_quality() -> dict:
     """Refresh the live quality flags of every open study's participants (`analysis.live`);
     sent by Celery beat every CONCORD_LIVE_QUALITY_SECONDS."""
-    from .live import live_quality_refresh
-
     return live_quality_refresh()

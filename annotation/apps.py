@@ -6,12 +6,11 @@ class AnnotationConfig(AppConfig):
     verbose_name = "Annotation"
 
     def ready(self) -> None:
-        from jobs.sweep import job_kind_register
+        from jobs.kinds import job_kind_register
 
-        from .imports import import_job_send
         from .models import ImportJob
 
-        job_kind_register(ImportJob, import_job_send)
+        job_kind_register(ImportJob, "annotation.tasks.run_import")
 
         from django.db.models.signals import post_delete, post_save
 

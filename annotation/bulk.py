@@ -38,7 +38,8 @@ from core.responses import (
 )
 from core.tabular import grouped
 from studies.models import Item, Participant, Question, Study
-from studies.services import pseudonyms_assign
+
+from .store import participant_ids, participants_create, pseudonyms_give
 
 STAGE = "concord_import_rows"
 # (fraction done, what is happening): called every PROGRESS_ROWS rows while reading, then at each
@@ -327,19 +328,14 @@ def _store(cursor: Any, *, study: Study, filename: str, annotators: list[tuple[s
     label = f"imported from {PurePath(filename).name}"[:200]
     present = [(external, who) for external, who in annotators if who.index in per]
     # One participant per annotator (a few thousand at most): the ORM's one multi-row INSERT.
-    Participant.objects.bulk_create(
-        (Participant(study=study, source=Participant.Source.IMPORT, external_id=external,
-                     label=label, meta=who.meta, n_assigned=per[who.index][1],
-                     n_answered=per[who.index][2],
-                     # An imported submission is final: nobody will answer its blanks later.
-                     completed_at=now)
-         for external, who in present),
-        batch_size=2000,
-    )
-    ids = dict(Participant.objects.filter(
-        study=study, source=Participant.Source.IMPORT,
-        external_id__in=[external for external, _ in present],
-    ).values_list("external_id", "id"))
+    participants_create(participants=[
+        Participant(study=study, source=Participant.Source.IMPORT, external_id=external,
+                    label=label, meta=who.meta, n_assigned=per[who.index][1],
+                    n_answered=per[who.index][2],
+                    # An imported submission is final: nobody will answer its blanks later.
+                    completed_at=now)
+        for external, who in present])
+    ids = participant_ids(study=study, external_ids=[external for external, _ in present])
     indexes = [who.index for _, who in present]
     pids = [ids[external] for external, _ in present]
     response, answer = Response._meta.db_table, Answer._meta.db_table
@@ -369,9 +365,8 @@ def _store(cursor: Any, *, study: Study, filename: str, annotators: list[tuple[s
                    [Answer.Missing.SKIPPED, questions])
     # The pseudonyms A1, A2, … follow the file: given to the annotators with an answer, in
     # order of first appearance.
-    pseudonyms_assign(study_id=study.pk,
-                      participant_ids=[pid for (_, who), pid in zip(present, pids, strict=True)
-                                       if per[who.index][2]])
+    pseudonyms_give(study=study, named=[], ids=[
+        pid for (_, who), pid in zip(present, pids, strict=True) if per[who.index][2]])
     # The planner has no statistics for a million fresh rows: the first analysis would read
     # them with nested loops (52 s instead of 0.6 s measured after ANALYZE).
     for table in (response, answer, Participant._meta.db_table):

@@ -29,14 +29,13 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.files.uploadedfile import UploadedFile
-from django.db import transaction
 from django.http import Http404
 
 from core.problems import InputError, Problem
 from core.responses import ImportSummary, Upload
 from core.tabular import grouped, size_over_limit
 from jobs.models import Job
-from jobs.services import job_done, job_fail, job_progress, job_send, job_start
+from jobs.services import job_done, job_enqueue, job_fail, job_progress, job_start
 from studies.models import Study
 from studies.services import items_import
 
@@ -95,12 +94,8 @@ def import_job_create(*, study: Study, user: AbstractBaseUser | None, what: str,
 
 
 def _enqueue(job: ImportJob) -> None:
-    def send() -> None:
-        if not job_send(model=ImportJob, job=job,
-                        send=functools.partial(import_job_send, job.pk)):
-            if job.status == Job.Status.FAILED:  # the broker refused it: nothing will run
-                _forget(job)
-    transaction.on_commit(send)
+    # The broker refused it: nothing will run, so the kept file goes.
+    job_enqueue(job=job, refused=functools.partial(_forget, job))
 
 
 def import_job_confirm(*, job: ImportJob, user: AbstractBaseUser | None,
@@ -134,13 +129,6 @@ def _checked(job: ImportJob) -> str:
     if not claimed:
         raise Http404("This file was already imported or cancelled")
     return job.folder
-
-
-def import_job_send(job_id: int, delivery: int) -> None:
-    """Publish the task of an import job (its ``delivery``-th message)."""
-    from .tasks import run_import
-
-    run_import.apply_async(args=[job_id], kwargs={"delivery": delivery})
 
 
 def import_job_execute(*, job_id: int) -> ImportJob:

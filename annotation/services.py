@@ -33,7 +33,6 @@ from core.problems import Collector, InputError, Problem
 from core.responses import (
     MAX_ACTIVE_MS,
     Annotator,
-    Cell,
     ImportSummary,
     Upload,
     responses_parse,
@@ -47,6 +46,7 @@ from studies.services import pseudonyms_assign, screening_decide
 from .bulk import Progress, responses_import_copy
 from .models import Answer, Response
 from .selectors import hot_cursor, revisable
+from .store import AnnotatorRow, ResponseRow, responses_store
 
 MAX_EVENTS = 500
 
@@ -708,48 +708,19 @@ def _loads_with_copy(fmt: str) -> bool:
 
 
 def _responses_store(*, study: Study, annotators: Sequence[Annotator], filename: str) -> None:
-    now = timezone.now()
-    Participant.objects.bulk_create(
-        Participant(
-            study=study, source=Participant.Source.IMPORT, external_id=a.external_id,
-            label=f"imported from {PurePath(filename).name}"[:200], meta=a.meta,
-            n_assigned=len(a.answers),
-            n_answered=sum(x.stored for x in a.answers.values()),
-            # An imported submission is final: nobody will answer its blanks later.
-            completed_at=now,
-        )
-        for a in annotators
-    )
-    ids = dict(Participant.objects.filter(
-        study=study, source=Participant.Source.IMPORT,
-        external_id__in=[a.external_id for a in annotators],
-    ).values_list("external_id", "id"))
+    """Store the parsed annotators through `store.responses_store`: each becomes a participant,
+    their answered presentations responses in the file's order, so response ids and the
+    pseudonyms (given to the annotators with an answer) follow it."""
     item_ids = dict(study.items.values_list("external_id", "id"))
-    questions = study.question_list
-    answered = [(a, x) for a in annotators
-                for x in sorted(a.answers.values(), key=lambda x: (x.presentation, x.position or 0))
-                if x.stored]
-    # Inserted in this order: response ids follow the file, and so do the pseudonyms (given to
-    # the annotators with at least one answer, in order of first appearance).
-    responses = Response.objects.bulk_create(
-        (Response(participant_id=ids[a.external_id], item_id=item_ids[x.item],
-                  presentation=x.presentation, position=x.position, active_ms=x.active_ms,
-                  source=Response.Source.IMPORT) for a, x in answered),
-        batch_size=2000,
-    )
-    pseudonyms_assign(study_id=study.pk,
-                      participant_ids=list(dict.fromkeys(ids[a.external_id] for a, _ in answered)))
-    # One answer per question, as the app stores them: a question the file left blank in an
-    # answered presentation is "not answered".
-    skipped = Cell(None, Answer.Missing.SKIPPED)
-    Answer.objects.bulk_create(
-        (Answer(response_id=r.pk, question=q, value=cell.value,
-                missing=cell.missing or ("" if cell.value is not None else skipped.missing),
-                comment=cell.comment)
-         for r, (_, x) in zip(responses, answered, strict=True)
-         for q in questions for cell in (x.cells.get(q.key, skipped),)),
-        batch_size=2000,
-    )
+    rows = [ResponseRow(annotator=n, item_id=item_ids[x.item], presentation=x.presentation,
+                        position=x.position, cells=x.cells, active_ms=x.active_ms)
+            for n, a in enumerate(annotators)
+            for x in sorted(a.answers.values(), key=lambda x: (x.presentation, x.position or 0))
+            if x.stored]
+    responses_store(
+        study=study, responses=rows, label=f"imported from {PurePath(filename).name}",
+        annotators=[AnnotatorRow(external_id=a.external_id, meta=a.meta,
+                                 presented=len(a.answers)) for a in annotators])
 
 
 # --- the upload page's pending files ---------------------------------------------------------

@@ -19,16 +19,16 @@ from dataclasses import dataclass
 import numpy as np
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.utils import timezone
 
-from annotation.models import Answer, Response
+from annotation.models import Response
+from annotation.store import AnnotatorRow, ResponseRow, responses_store
 from core.items import coref_annotation, coref_plain_text
 from core.metrics.formats import Document, Mention
+from core.responses import Cell
 from studies.models import Item, Participant, Study
 from studies.services import (
     items_import,
     participants_invite,
-    pseudonyms_assign,
     study_create,
     study_open,
 )
@@ -202,12 +202,10 @@ def demo_study(*, owner, slug: str, preset: str, seed: int = 7, complete: bool =
             truth[pk] = float(rng.uniform(values[0] + 1, values[-1]))
     participants = participants_invite(study=study, count=len(BEHAVIOURS), label="demo")
     behaviours = {}
-    now = timezone.now()
-    responses, values_given = [], []
-    for p, behaviour in zip(participants, BEHAVIOURS, strict=True):
+    rows = []
+    for n, (p, behaviour) in enumerate(zip(participants, BEHAVIOURS, strict=True)):
         behaviours[p.pk] = behaviour
-        assignments = list(p.assignments.order_by("position"))
-        for a in assignments:
+        for a in p.assignments.order_by("position"):
             item = items[a.item_id]
             value = _answer(behaviour, truth[a.item_id], values, rng, control=item.is_control,
                             repeat=a.presentation == 2)
@@ -217,21 +215,16 @@ def demo_study(*, owner, slug: str, preset: str, seed: int = 7, complete: bool =
                 # every other annotator's answers and times, stays that of the seed.
                 seconds = 0.15 + seconds % 0.15
             ms = int(seconds * 1000)
-            responses.append(Response(
-                participant=p, item_id=a.item_id, presentation=a.presentation, assignment=a,
-                position=a.position, active_ms=ms,
+            rows.append(ResponseRow(
+                annotator=n, item_id=a.item_id, presentation=a.presentation, assignment_id=a.pk,
+                position=a.position, active_ms=ms, source=Response.Source.APP,
+                cells={question.key: Cell(float(value))},
                 events=[["shown", 0], [f"select:{value}", max(ms - 300, ms // 2)], ["answer", ms]],
             ))
-            values_given.append(value)
-        p.consented_at = now
-        p.n_answered = len(assignments)
-        p.completed_at = now
-        p.save(update_fields=["consented_at", "n_answered", "completed_at"])
-    Response.objects.bulk_create(responses)
-    Answer.objects.bulk_create(Answer(response=r, question=question, value=v)
-                               for r, v in zip(responses, values_given, strict=True))
-    # Their pseudonyms, in the order they answered (as the app gives them at a first answer).
-    pseudonyms_assign(study_id=study.pk, participant_ids=[p.pk for p in participants])
+    # Stored as the questionnaire would have: consented, counted, checks scored, and their
+    # pseudonyms given in the order they answered (as the app gives them at a first answer).
+    responses_store(study=study, annotators=[AnnotatorRow(participant=p) for p in participants],
+                    responses=rows, consented=True, checks_scored=True)
     # One invitation left unused: the link `make run` prints for trying the questionnaire.
     participants_invite(study=study, count=1, label="try me")
     return DemoStudy(study=study, participants=participants, behaviours=behaviours)

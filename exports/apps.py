@@ -6,9 +6,8 @@ class ExportsConfig(AppConfig):
     verbose_name = "Exports"
 
     def ready(self) -> None:
-        from jobs.sweep import job_kind_register
+        from jobs.kinds import job_kind_register
 
         from .models import ExportJob
-        from .services import export_job_send
 
-        job_kind_register(ExportJob, export_job_send)
+        job_kind_register(ExportJob, "exports.tasks.run_export")

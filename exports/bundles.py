@@ -18,13 +18,11 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import Answer, Response
+from annotation.store import AnnotatorRow, ResponseRow, responses_store
 from core.bundles import Presentation, ZipLimits, bundle_members, revisions_parse
 from core.problems import InputError, Problem
-from core.responses import Cell
-from core.screening import item_correct
 from studies.definitions import SLUG, load_definition
-from studies.models import Item, Participant, Study
+from studies.models import Study
 from studies.services import items_import, study_create_from_definition, study_event
 
 from .services import BUNDLE_DEFINITION
@@ -120,64 +118,25 @@ def _definition(data: bytes, filename: str, slug: str | None) -> dict[str, Any]:
 
 
 def _store(*, study: Study, presented: list[Presentation], label: str) -> dict[str, int]:
-    """Store the participants (named by their pseudonyms), every revision and its answers.
+    """Store the participants (named by their pseudonyms), every revision and its answers,
+    through `annotation.store.responses_store`.
 
     Responses are inserted in the file's order (annotator, then position), so the analysis,
     which reads presentations in the order of their first revision, reads them as the bundle's
-    study did; each annotator keeps the pseudonym number the bundle gives them.
+    study did; each annotator keeps the pseudonym number the bundle gives them, and the
+    attention checks are scored again on the first revisions, as the questionnaire scored them.
     """
-    now = timezone.now()
-    by_annotator: dict[str, list[Presentation]] = {}
-    for p in presented:
-        by_annotator.setdefault(p.annotator, []).append(p)
-    checks = _checks(study=study, presented=presented)
-    Participant.objects.bulk_create(
-        Participant(study=study, source=Participant.Source.IMPORT, external_id=annotator,
-                    label=label[:200], pseudonym_number=int(annotator[1:]),
-                    n_assigned=len(mine), n_answered=len(mine), consented_at=now,
-                    completed_at=None if checks.get(annotator, (0, 0, False))[2] else now,
-                    checks_answered=checks.get(annotator, (0, 0, False))[0],
-                    checks_failed=checks.get(annotator, (0, 0, False))[1],
-                    stopped_at=now if checks.get(annotator, (0, 0, False))[2] else None)
-        for annotator, mine in by_annotator.items())
-    Study.objects.filter(pk=study.pk).update(pseudonyms_issued=max(
-        (int(a[1:]) for a in by_annotator), default=0))
-    ids = dict(Participant.objects.filter(study=study).values_list("external_id", "pk"))
+    annotators = list(dict.fromkeys(p.annotator for p in presented))
+    index = {annotator: n for n, annotator in enumerate(annotators)}
     item_ids = dict(study.items.values_list("external_id", "pk"))
-    rows = [(p, r) for p in presented for r in p.revisions]
-    responses = Response.objects.bulk_create(
-        (Response(participant_id=ids[p.annotator], item_id=item_ids[p.item],
-                  presentation=p.presentation, position=p.position, revision=r.number,
-                  is_current=r.current, active_ms=r.active_ms, source=r.source)
-         for p, r in rows),
-        batch_size=2000)
-    skipped = Cell(None, Answer.Missing.SKIPPED)
-    questions = study.question_list
-    answers = Answer.objects.bulk_create(
-        (Answer(response_id=response.pk, question=q, value=cell.value,
-                missing=cell.missing or ("" if cell.value is not None else skipped.missing),
-                comment=cell.comment)
-         for response, (_, r) in zip(responses, rows, strict=True)
-         for q in questions for cell in (r.cells.get(q.key, skipped),)),
-        batch_size=2000)
-    return {"annotators": len(by_annotator), "presentations": len(presented),
-            "revisions": len(rows), "answers": len(answers)}
-
-
-def _checks(*, study: Study, presented: list[Presentation]) -> dict[str, tuple[int, int, bool]]:
-    """Per annotator: attention checks answered, failed (scored on the first revision, as the
-    questionnaire scores them) and whether the failures reached the study's stop rule."""
-    known = {external: (gold, tolerance) for external, gold, tolerance in
-             study.items.filter(role=Item.Role.CHECK).values_list("external_id", "gold",
-                                                                   "tolerance")}
-    out: dict[str, tuple[int, int, bool]] = {}
-    for p in presented:
-        if p.item not in known:
-            continue
-        gold, tolerance = known[p.item]
-        right = item_correct(gold, tolerance, {k: c.value for k, c in p.first.cells.items()})
-        answered, failed, _ = out.get(p.annotator, (0, 0, False))
-        answered, failed = answered + 1, failed + (not right)
-        stop = bool(study.check_stop_after) and failed >= study.check_stop_after
-        out[p.annotator] = (answered, failed, stop)
-    return out
+    stored = responses_store(
+        study=study, label=label, consented=True, checks_scored=True,
+        annotators=[AnnotatorRow(external_id=a, pseudonym_number=int(a[1:]))
+                    for a in annotators],
+        responses=[ResponseRow(annotator=index[p.annotator], item_id=item_ids[p.item],
+                               presentation=p.presentation, position=p.position,
+                               cells=r.cells, revision=r.number, current=r.current,
+                               active_ms=r.active_ms, source=r.source)
+                   for p in presented for r in p.revisions])
+    return {"annotators": stored.participants, "presentations": stored.presentations,
+            "revisions": stored.responses, "answers": stored.answers}

@@ -13,7 +13,6 @@ Formats, columns and the bundle are documented in docs/exports.md.
 
 from __future__ import annotations
 
-import functools
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -29,7 +28,7 @@ from analysis.selectors import item_records, latest_results, run_settings
 from analysis.services import code_version
 from core.files import atomic_write, partial_name
 from core.formats import csv_chunks, jsonl_chunks, parquet_chunks, zip_chunks
-from jobs.services import job_done, job_fail, job_progress, job_send, job_start
+from jobs.services import job_done, job_enqueue, job_fail, job_progress, job_start
 from studies.models import Question, Study
 from studies.selectors import study_definition
 
@@ -390,17 +389,9 @@ def export_job_create(*, study: Study, user=None, what: str, fmt: str | None = N
                                        message="waiting for a worker")
     if enqueue:
         # After the commit; a broker that does not answer marks the job failed with the reason,
-        # in this copy too (`jobs.services.job_send`).
-        transaction.on_commit(lambda: job_send(model=ExportJob, job=job,
-                                               send=functools.partial(export_job_send, job.pk)))
+        # in this copy too (`jobs.services.job_enqueue`).
+        job_enqueue(job=job)
     return job
-
-
-def export_job_send(job_id: int, delivery: int) -> None:
-    """Publish the task of an export job (its ``delivery``-th message)."""
-    from .tasks import run_export
-
-    run_export.apply_async(args=[job_id], kwargs={"delivery": delivery})
 
 
 def export_job_execute(*, job_id: int) -> ExportJob:

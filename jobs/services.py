@@ -14,12 +14,14 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
+from functools import partial
 
 from django.conf import settings
-from django.db import connections
+from django.db import connections, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from .kinds import job_kind_send
 from .models import ERROR_MAX, MESSAGE_MAX, Job
 
 log = logging.getLogger(__name__)
@@ -92,6 +94,23 @@ def job_send(*, model: type[Job], job: Job, send: Callable[[int], object]) -> bo
         return False
     job.sent_at, job.deliveries = now, delivery
     return True
+
+
+def job_enqueue(*, job: Job, refused: Callable[[], object] | None = None) -> None:
+    """Send a new job's task once the transaction commits (a worker must find its row), through
+    the task its kind registered (`jobs.kinds`).
+
+    A broker that does not answer marks the job failed with the reason, in ``job`` (the
+    caller's copy) too (`job_send`); ``refused`` then runs (an import deletes the file it kept).
+    """
+    model = type(job)
+
+    def send() -> None:
+        if not job_send(model=model, job=job, send=partial(job_kind_send, model, job.pk)) \
+                and job.status == Job.Status.FAILED and refused is not None:
+            refused()
+
+    transaction.on_commit(send)
 
 
 def job_not_sent_reason(*, job: Job, error: BaseException) -> str:

@@ -3,7 +3,7 @@
 running is sent again, exactly once per stale heartbeat, or failed after
 CONCORD_JOB_MAX_ATTEMPTS attempts.
 
-Each kind of job registers how its task is sent (`job_kind_register`, from its app's `ready`),
+Each kind of job registers its task (`jobs.kinds.job_kind_register`, from its app's `ready`),
 so this module knows no concrete job.  Every change of a row is one conditional UPDATE on the
 state the sweep read: two sweeps running at once (two beat processes, a beat and the command)
 cannot both send a job.
@@ -11,7 +11,6 @@ cannot both send a job.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import partial
@@ -19,16 +18,11 @@ from functools import partial
 from django.conf import settings
 from django.utils import timezone
 
+from .kinds import JOB_KINDS
 from .models import Job
 from .services import job_error, job_send, job_stale_filter
 
-# model -> send(job_id, delivery): publish the kind's task for this job
-JOB_KINDS: dict[type[Job], Callable[[int, int], object]] = {}
 BATCH = 100  # jobs of each kind handled per sweep (the next sweep takes the rest)
-
-
-def job_kind_register(model: type[Job], send: Callable[[int, int], object]) -> None:
-    JOB_KINDS[model] = send
 
 
 @dataclass
