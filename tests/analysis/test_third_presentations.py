@@ -1,6 +1,7 @@
 """A third presentation of an item imports and analyses: duplicate consistency pairs the first two,
 the third is stored and counted, in no statistic (docs/statistics/duplicates.md)."""
 
+import io
 import json
 
 import pytest
@@ -35,13 +36,25 @@ u,p4,7,4
 """
 
 
+def import_file(study, path) -> str:
+    """Import a long file with the command; return what it says on standard error."""
+    err = io.StringIO()
+    call_command("import_responses", study.slug, str(path), "--format", "long", stderr=err)
+    return err.getvalue()
+
+
 @pytest.fixture
 def imported(alice, make_study, tmp_path):
     study = make_study(alice, slug="thrice", items=ITEMS)
     path = tmp_path / "answers.csv"
     path.write_text(ANSWERS)
-    call_command("import_responses", study.slug, str(path), "--format", "long")
+    study.said = import_file(study, path)
     return study
+
+
+def test_the_import_says_that_the_analysis_uses_the_first_two_presentations(imported):
+    assert "1 answered presentation of an item after the annotator's second" in imported.said
+    assert "uses only the first two presentations" in imported.said
 
 
 def test_it_imports_a_third_presentation_and_analyses_the_first_two(imported, tmp_path):
@@ -75,7 +88,7 @@ def test_a_study_without_a_third_presentation_counts_none(alice, make_study, tmp
     study = make_study(alice, slug="twice", items=ITEMS)
     path = tmp_path / "answers.csv"
     path.write_text("".join(line + "\n" for line in ANSWERS.splitlines() if line != "w,p1,0,5"))
-    call_command("import_responses", study.slug, str(path), "--format", "long")
+    assert import_file(study, path) == ""
     out = tmp_path / "r.json"
     call_command("analyze", study.slug, "--output", str(out))
     assert json.loads(out.read_text())["counts"]["later_presentations"] == 0
