@@ -100,7 +100,8 @@ def annotator_page(document: Mapping[str, Any], *, name: str, question: str | No
         if question is not None and a["question"] != question:
             continue
         value = None if a["value"] is None else float(a["value"])
-        (first if a["presentation"] == 1 else repeat)[a["item"]] = value
+        if a["presentation"] <= 2:  # a third showing pairs with nothing, as in the analysis
+            (first if a["presentation"] == 1 else repeat)[a["item"]] = value
         rows.append(ConsensusRow(a["item"], a["presentation"], value, bool(a["cant_judge"]),
                                  dict(by_item.get(a["item"], {})),
                                  None if ms is None else ms / 1000.0))

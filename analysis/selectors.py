@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from django.db import connections, router
@@ -22,6 +22,9 @@ from core.data import (
 from core.results import expand_gaps
 from studies.models import Item, Participant, Question, Study
 from studies.selectors import pseudonyms
+
+if TYPE_CHECKING:
+    from .models import AnalysisRun
 
 # One row per answer of an answered presentation (unordered: the loader sorts by the first
 # response's id, the order the analysis lists annotators in; they are named by their stored
@@ -255,10 +258,8 @@ def study_data(*, study: Study, question: Question | None = None) -> StudyData:
 
 def latest_results(*, study: Study) -> dict | None:
     """Return the results document of the newest finished run, or None. One query."""
-    from .models import AnalysisRun
-
-    return (AnalysisRun.objects.filter(study=study, status=AnalysisRun.Status.DONE)
-            .order_by("-finished_at", "-id").values_list("results", flat=True).first())
+    run = latest_run(study=study, fields=("results",))
+    return None if run is None else run.results
 
 
 # One annotator's answers, as the analysis reads them (the first response's time, the current
@@ -308,13 +309,16 @@ def run_settings(*, study: Study, run_id: int) -> dict | None:
             .values_list("settings", flat=True).first())
 
 
-def latest_run(*, study: Study):
-    """Return the newest finished run (id, finish time, results), or None. One query."""
+def latest_run(*, study: Study, fields: Sequence[str] | None = None) -> AnalysisRun | None:
+    """Return the newest finished run, or None: the one that finished last (the highest id among
+    runs that finished at the same time). The one place that says which run the dashboard, its
+    charts, the annotator pages, the API and the exports read. ``fields``: the columns to read
+    (its id always), all when None. One query."""
     from .models import AnalysisRun
 
-    return (AnalysisRun.objects.filter(study=study, status=AnalysisRun.Status.DONE)
-            .order_by("-finished_at", "-id").only("pk", "finished_at", "results", "study_id")
-            .first())
+    runs = (AnalysisRun.objects.filter(study=study, status=AnalysisRun.Status.DONE)
+            .order_by("-finished_at", "-id"))
+    return (runs if fields is None else runs.only(*fields)).first()
 
 
 def study_checks(*, study: Study) -> list[dict]:

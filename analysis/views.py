@@ -20,8 +20,9 @@ from django.views.decorators.http import require_GET, require_POST
 from core.formats import csv_chunks
 from core.results import question_keys, question_view
 from jobs.selectors import job_status
-from studies.models import Membership
-from studies.selectors import Role, study_get
+from studies.decorators import study_view
+from studies.models import Membership, Study
+from studies.selectors import Role
 
 from . import dashboard as tables
 from . import methods
@@ -48,20 +49,18 @@ def _selection(request: HttpRequest, document: dict) -> tuple[str | None, dict, 
     return question, view, scale
 
 
-def _load(request: HttpRequest, slug: str):
-    """The study (owner-scoped), its recent runs, and the latest finished run with its results."""
-    study = study_get(user=request.user, slug=slug)
+def _load(study: Study) -> tuple[list[AnalysisRun], AnalysisRun | None]:
+    """The study's recent runs, and the latest finished run with its results."""
     runs = list(AnalysisRun.objects.filter(study=study).defer("results")
                 .order_by("-created_at", "-id")[:RECENT_RUNS])
-    finished = (AnalysisRun.objects.filter(study=study, status=AnalysisRun.Status.DONE)
-                .order_by("-finished_at", "-id").first())
-    return study, runs, finished
+    return runs, latest_run(study=study)
 
 
 @login_required
 @require_GET
-def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
-    study, runs, finished = _load(request, slug)
+@study_view(need=Role.VIEWER)
+def dashboard(request: HttpRequest, study: Study) -> HttpResponse:
+    runs, finished = _load(study)
     document = finished.results if finished else None
     # The completion rate counts consenting people only: an invitation link never opened (and
     # nobody who merely opened the open link: no participant exists before consent) is no one.
@@ -148,11 +147,11 @@ PSEUDONYM = re.compile(r"A([1-9][0-9]{0,8})")
 
 @login_required
 @require_GET
-def annotator(request: HttpRequest, slug: str, pseudonym: str) -> HttpResponse:
+@study_view(need=Role.VIEWER)
+def annotator(request: HttpRequest, study: Study, pseudonym: str) -> HttpResponse:
     """One annotator against the newest finished run: their answers beside each item's
     aggregated label, their times, duplicates, every rule's value, their ranks.  Reads the run's
     stored document and one bounded query of their answers; computes no statistic."""
-    study = study_get(user=request.user, slug=slug)
     match = PSEUDONYM.fullmatch(pseudonym)
     participant = match and (study.participants.filter(pseudonym_number=int(match[1]))
                              .only("pk", "study_id", "pseudonym_number", "n_answered", "n_assigned")
@@ -186,26 +185,26 @@ def annotator(request: HttpRequest, slug: str, pseudonym: str) -> HttpResponse:
 
 @login_required
 @require_POST
-def run_start(request: HttpRequest, slug: str) -> HttpResponse:
-    study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
+@study_view(need=Role.EDITOR)
+def run_start(request: HttpRequest, study: Study) -> HttpResponse:
     form = RunForm(request.POST)
     if not form.is_valid():
         problems = "; ".join(f"{form.fields[name].label}: {' '.join(errs)}"
                              for name, errs in form.errors.items())
         messages.error(request, f"The run was not started. {problems}")
-        return redirect("analysis:dashboard", slug=slug)
+        return redirect("analysis:dashboard", slug=study.slug)
     run = analysis_run_create(study=study, user=request.user, overrides=form.cleaned_data)
     if run.status == AnalysisRun.Status.FAILED:  # the broker did not answer: say so now
         messages.error(request, f"Analysis run {run.pk} was not started. {run.error}")
-        return redirect("analysis:dashboard", slug=slug)  # the message opens the page
+        return redirect("analysis:dashboard", slug=study.slug)  # the message opens the page
     messages.success(request, f"Analysis run {run.pk} queued.")
-    return redirect(reverse("analysis:dashboard", kwargs={"slug": slug}) + "#run")
+    return redirect(reverse("analysis:dashboard", kwargs={"slug": study.slug}) + "#run")
 
 
 @login_required
 @require_GET
-def run_status(request: HttpRequest, slug: str, run_id: int) -> JsonResponse:
-    study = study_get(user=request.user, slug=slug)
+@study_view(need=Role.VIEWER)
+def run_status(request: HttpRequest, study: Study, run_id: int) -> JsonResponse:
     run = (AnalysisRun.objects.filter(study=study, pk=run_id).defer("results", "settings")
            .first())
     if run is None:
@@ -213,10 +212,8 @@ def run_status(request: HttpRequest, slug: str, run_id: int) -> JsonResponse:
     return JsonResponse(job_status(job=run))
 
 
-def _chart(request: HttpRequest, slug: str, name: str):
-    study = study_get(user=request.user, slug=slug)
-    finished = (AnalysisRun.objects.filter(study=study, status=AnalysisRun.Status.DONE)
-                .order_by("-finished_at", "-id").only("results").first())
+def _chart(request: HttpRequest, study: Study, name: str):
+    finished = latest_run(study=study, fields=("results",))
     if finished is None:
         raise Http404("No finished analysis yet")
     question, document, scale = _selection(request, finished.results)
@@ -225,7 +222,7 @@ def _chart(request: HttpRequest, slug: str, name: str):
     chart = next((c for c in charts if c.name == name), None)
     if chart is None:
         raise Http404("No such chart")
-    return study, chart
+    return chart
 
 
 def _attachment(response: HttpResponse, filename: str) -> HttpResponse:
@@ -235,8 +232,9 @@ def _attachment(response: HttpResponse, filename: str) -> HttpResponse:
 
 @login_required
 @require_GET
-def chart_spec(request: HttpRequest, slug: str, name: str) -> HttpResponse:
-    study, chart = _chart(request, slug, name)
+@study_view(need=Role.VIEWER)
+def chart_spec(request: HttpRequest, study: Study, name: str) -> HttpResponse:
+    chart = _chart(request, study, name)
     body = json.dumps(chart.spec, indent=1, ensure_ascii=False)
     return _attachment(HttpResponse(body, content_type="application/json"),
                        f"{study.slug}-{chart.name}.vl.json")
@@ -244,10 +242,11 @@ def chart_spec(request: HttpRequest, slug: str, name: str) -> HttpResponse:
 
 @login_required
 @require_GET
-def chart_values(request: HttpRequest, slug: str, name: str, fmt: str) -> HttpResponse:
+@study_view(need=Role.VIEWER)
+def chart_values(request: HttpRequest, study: Study, name: str, fmt: str) -> HttpResponse:
     if fmt not in ("csv", "json"):
         raise Http404("Chart data comes as .csv or .json")
-    study, chart = _chart(request, slug, name)
+    chart = _chart(request, study, name)
     rows = chart_data(chart)
     if fmt == "json":
         body = json.dumps(rows, indent=1, ensure_ascii=False)
@@ -298,17 +297,17 @@ def method(request: HttpRequest, name: str) -> HttpResponse:
 
 @login_required
 @require_GET
-def run_method(request: HttpRequest, slug: str, run_id: int, name: str) -> HttpResponse:
+@study_view(need=Role.VIEWER)
+def run_method(request: HttpRequest, study: Study, run_id: int, name: str) -> HttpResponse:
     """How one statistic is computed, with the settings a finished run used for it."""
     if name not in methods.METHODS:
         raise Http404("No such method page")
-    study = study_get(user=request.user, slug=slug)
     found = (AnalysisRun.objects.filter(study=study, pk=run_id, status=AnalysisRun.Status.DONE)
              .values_list("results__settings", "results__generated_at").first())
     if found is None:
         raise Http404("No finished run with this number")
     used, generated_at = found
-    return _method_page(request, name, (slug, run_id), study=study, run_id=run_id,
+    return _method_page(request, name, (study.slug, run_id), study=study, run_id=run_id,
                         generated_at=generated_at,
                         settings_rows=methods.settings_rows(name, used or {}))
 

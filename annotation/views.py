@@ -3,7 +3,7 @@ researcher's import of responses collected elsewhere (upload → preview → con
 
 The uploaded bytes stay on the server between the preview and the confirmation (see
 `annotation.services.pending_import_*`) and are validated again on confirm. Researcher views read
-the study through `study_get` (owner-scoped, 404 for anyone else).
+the study through `@study_view` (owner-scoped, 404 for anyone else).
 """
 
 from __future__ import annotations
@@ -33,8 +33,9 @@ from core.problems import InputError
 from core.responses import MAX_ACTIVE_MS
 from core.tabular import json_too_deep
 from jobs.selectors import job_status
+from studies.decorators import study_view
 from studies.models import Participant, Study
-from studies.selectors import Role, study_get
+from studies.selectors import Role
 from studies.services import (
     StudyFull,
     participant_consent,
@@ -589,8 +590,8 @@ def _mturk_submit_to(raw: str, *, study: Study) -> str:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def responses_upload(request: HttpRequest, slug: str) -> HttpResponse:
-    study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
+@study_view(need=Role.EDITOR)
+def responses_upload(request: HttpRequest, study: Study) -> HttpResponse:
     form = ResponseImportForm(request.POST or None, request.FILES or None)
     error = None
     if request.method == "POST" and form.is_valid():
@@ -608,7 +609,7 @@ def responses_upload(request: HttpRequest, slug: str) -> HttpResponse:
         except InputError as exc:
             error = exc
         else:
-            return redirect("annotation:responses_import_preview", slug=slug, key=key)
+            return redirect("annotation:responses_import_preview", slug=study.slug, key=key)
     return render(request, "annotation/import_responses.html",
                   {"study": study, "form": form, "error": error},
                   status=400 if error or form.errors else 200)
@@ -630,9 +631,9 @@ def _import_job_start(request: HttpRequest, study: Study, data: dict) -> HttpRes
 
 @login_required
 @require_GET
-def import_job_detail(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
+@study_view(need=Role.EDITOR)
+def import_job_detail(request: HttpRequest, study: Study, job_id: int) -> HttpResponse:
     """A background import: its progress (js/jobs.js polls), then its result or its problems."""
-    study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
     job = get_object_or_404(ImportJob, pk=job_id, study=study)
     return render(request, "annotation/import_job.html", {
         "study": study, "job": job, "status": job_status(job=job),
@@ -646,27 +647,27 @@ def import_job_detail(request: HttpRequest, slug: str, job_id: int) -> HttpRespo
 
 @login_required
 @require_POST
-def import_job_confirm_view(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
+@study_view(need=Role.EDITOR)
+def import_job_confirm_view(request: HttpRequest, study: Study, job_id: int) -> HttpResponse:
     """Import the file a finished check previewed (a new job; a double click imports once)."""
-    study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
     job = get_object_or_404(ImportJob, pk=job_id, study=study)
     new = import_job_confirm(job=job, user=request.user)
-    return redirect("annotation:import_job", slug=slug, job_id=new.pk)
+    return redirect("annotation:import_job", slug=study.slug, job_id=new.pk)
 
 
 @login_required
 @require_POST
-def import_job_cancel_view(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
-    study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
+@study_view(need=Role.EDITOR)
+def import_job_cancel_view(request: HttpRequest, study: Study, job_id: int) -> HttpResponse:
     import_job_discard(job=get_object_or_404(ImportJob, pk=job_id, study=study))
     messages.info(request, "The upload was discarded; nothing was imported.")
-    return redirect("studies:detail", slug=slug)
+    return redirect("studies:detail", slug=study.slug)
 
 
 @login_required
 @require_GET
-def import_job_status_view(request: HttpRequest, slug: str, job_id: int) -> JsonResponse:
-    study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
+@study_view(need=Role.EDITOR)
+def import_job_status_view(request: HttpRequest, study: Study, job_id: int) -> JsonResponse:
     job = get_object_or_404(ImportJob, pk=job_id, study=study)
     response = JsonResponse(job_status(job=job))
     response["Cache-Control"] = "no-store"
@@ -675,15 +676,15 @@ def import_job_status_view(request: HttpRequest, slug: str, job_id: int) -> Json
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def responses_preview(request: HttpRequest, slug: str, key: str) -> HttpResponse:
+@study_view(need=Role.EDITOR)
+def responses_preview(request: HttpRequest, study: Study, key: str) -> HttpResponse:
     """GET: what the file holds (validated again). POST: import it, then back to the study."""
-    study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
     try:
         if request.method == "POST":
             summary = pending_import_confirm(study=study, user=request.user, key=key)
             messages.success(request, f"Imported {summary.answers} answers of "
                                       f"{len(summary.annotators)} annotators from {summary.filename}.")
-            return redirect("studies:detail", slug=slug)
+            return redirect("studies:detail", slug=study.slug)
         pending = pending_import_get(study=study, user=request.user, key=key)
         summary = responses_import(
             study=study, data=pending.upload.data, filename=pending.upload.filename,
@@ -699,9 +700,9 @@ def responses_preview(request: HttpRequest, slug: str, key: str) -> HttpResponse
 
 @login_required
 @require_POST
-def responses_cancel(request: HttpRequest, slug: str, key: str) -> HttpResponse:
-    study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
+@study_view(need=Role.EDITOR)
+def responses_cancel(request: HttpRequest, study: Study, key: str) -> HttpResponse:
     pending_import_discard(study=study, user=request.user, key=key)
     messages.info(request, "The upload was discarded; nothing was imported.")
-    return redirect("studies:detail", slug=slug)
+    return redirect("studies:detail", slug=study.slug)
 
