@@ -71,14 +71,9 @@ def _stored_gaps(ctx: _Context) -> tuple[list[Mapping[str, Any]], dict[str, int]
     return records, totals
 
 
-def _gaps_scatter(ctx: _Context) -> Chart | None:
-    full = isinstance(ctx.doc.get("item_gaps"), list)  # a full document, or one before /3
-    records, totals = ((ctx.records("item_gaps", scale=ctx.scale), {}) if full
-                       else _stored_gaps(ctx))
-    aggregate = _gap_aggregate(records)
-    records = [r for r in records if r.get("aggregate") == aggregate]
-    if not records:
-        return None
+def _gap_rows(records: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One row per item and metric: the human aggregate, the metric's value and their gap (the
+    difference, when the record gives both values but no gap)."""
     rows = []
     for r in records:
         human, value, gap = _num(r.get("human")), _num(r.get("metric_value")), _num(r.get("gap"))
@@ -89,51 +84,65 @@ def _gaps_scatter(ctx: _Context) -> Chart | None:
                      "abs_gap": abs(gap) if gap is not None else None, "largest": False,
                      "reason": _reason(r, "not computed")
                      if human is None or value is None else ""})
-    metrics = list(dict.fromkeys(r["metric"] for r in rows))
+    return rows
+
+
+def _drawn(row: Mapping[str, Any]) -> bool:
+    return row["human"] is not None and row["metric_value"] is not None
+
+
+def _mark_largest(rows: list[dict[str, Any]], metrics: list[str]) -> None:
+    """Mark each metric's three largest absolute gaps (ties: by item) as ``largest``."""
     for metric in metrics:
         ranked = sorted((r for r in rows if r["metric"] == metric and r["abs_gap"] is not None
-                         and r["human"] is not None and r["metric_value"] is not None),
+                         and _drawn(r)),
                         key=lambda r: (-r["abs_gap"], r["item"]))
         for r in ranked[:3]:
             r["largest"] = True
-    if full:
-        rows, thinned = _thin_scatter(rows, metrics)
-    else:  # already a sample: what it leaves out is what the run's item table holds beyond it
-        thinned = sum(max(0, totals.get(f"{aggregate}\t{m}", 0)
-                          - sum(1 for r in rows if r["metric"] == m)) for m in metrics)
-    tooltip = [_tip("item"), _tip("metric"), _qtip("human", f"human {aggregate} (0–1)"),
-               _qtip("metric_value", "metric"), _qtip("gap", "gap (metric − human)", "+.3f")]
+
+
+def _left_out_of_sample(rows: list[dict[str, Any]], metrics: list[str], totals: dict[str, int],
+                        aggregate: str | None) -> int:
+    """A stored document's points are already a sample: what it leaves out is what the run's
+    item table holds beyond it."""
+    return sum(max(0, totals.get(f"{aggregate}\t{m}", 0)
+                   - sum(1 for r in rows if r["metric"] == m)) for m in metrics)
+
+
+def _scatter_panel(metric: str, rows: list[dict[str, Any]], aggregate: str | None,
+                   tooltip: list[dict[str, Any]]) -> dict[str, Any]:
+    """One metric's panel: the diagonal, its items' points and the names of its largest gaps."""
     x_title, y_title = f"human {aggregate}, rescaled to 0–1", "metric value"
     axis_x = {"type": "quantitative", "title": x_title, "scale": {"domain": [0, 1]}}
     axis_y = {"type": "quantitative", "title": y_title, "scale": {"domain": [0, 1]}}
-    panels = []
-    for metric in metrics:
-        missing = sum(1 for r in rows if r["metric"] == metric
-                      and (r["human"] is None or r["metric_value"] is None))
-        title: dict[str, Any] = {"text": metric}
-        if missing:
-            title["subtitle"] = f"{missing} item{'s' if missing > 1 else ''} without a value"
-        panels.append({"title": title, "width": 210, "height": 210, "layer": [
-            {"data": {"values": [{"h0": 0, "m0": 0, "h1": 1, "m1": 1}]},
-             "mark": {"type": "rule", "color": GREY, "strokeDash": [4, 4]},
-             "encoding": {"x": {"field": "h0", **axis_x}, "y": {"field": "m0", **axis_y},
-                          "x2": {"field": "h1"}, "y2": {"field": "m1"}}},
-            {"transform": [_equal("metric", metric), _valid("human"), _valid("metric_value")],
-             "mark": {"type": "point", "filled": True, "size": 30, "opacity": 0.7},
-             "encoding": {"x": {"field": "human", **axis_x},
-                          "y": {"field": "metric_value", **axis_y},
-                          "color": {"field": "largest", "type": "nominal", "title": None,
-                                    "scale": {"domain": [False, True], "range": [BLUE, RED]},
-                                    "legend": None},
-                          "tooltip": tooltip}},
-            {"transform": [_equal("metric", metric), _equal("largest", True)],
-             "mark": {"type": "text", "align": "left", "dx": 5, "fontSize": 9, "color": RED},
-             "encoding": {"x": {"field": "human", **axis_x},
-                          "y": {"field": "metric_value", **axis_y},
-                          "text": {"field": "item"}, "tooltip": tooltip}},
-        ]})
+    missing = sum(1 for r in rows if r["metric"] == metric and not _drawn(r))
+    title: dict[str, Any] = {"text": metric}
+    if missing:
+        title["subtitle"] = f"{missing} item{'s' if missing > 1 else ''} without a value"
+    return {"title": title, "width": 210, "height": 210, "layer": [
+        {"data": {"values": [{"h0": 0, "m0": 0, "h1": 1, "m1": 1}]},
+         "mark": {"type": "rule", "color": GREY, "strokeDash": [4, 4]},
+         "encoding": {"x": {"field": "h0", **axis_x}, "y": {"field": "m0", **axis_y},
+                      "x2": {"field": "h1"}, "y2": {"field": "m1"}}},
+        {"transform": [_equal("metric", metric), _valid("human"), _valid("metric_value")],
+         "mark": {"type": "point", "filled": True, "size": 30, "opacity": 0.7},
+         "encoding": {"x": {"field": "human", **axis_x},
+                      "y": {"field": "metric_value", **axis_y},
+                      "color": {"field": "largest", "type": "nominal", "title": None,
+                                "scale": {"domain": [False, True], "range": [BLUE, RED]},
+                                "legend": None},
+                      "tooltip": tooltip}},
+        {"transform": [_equal("metric", metric), _equal("largest", True)],
+         "mark": {"type": "text", "align": "left", "dx": 5, "fontSize": 9, "color": RED},
+         "encoding": {"x": {"field": "human", **axis_x},
+                      "y": {"field": "metric_value", **axis_y},
+                      "text": {"field": "item"}, "tooltip": tooltip}},
+    ]}
+
+
+def _scatter_description(scale: str, aggregate: str | None, thinned: int) -> str:
     description = (
-        f"Each item's metric value against the {aggregate} human answer on the {ctx.scale} scale "
+        f"Each item's metric value against the {aggregate} human answer on the {scale} scale "
         f"rescaled to 0–1, one panel per metric: points above the dashed diagonal are items the "
         f"metric rates higher than the humans, points below lower. The three largest gaps per "
         f"metric are red and named.")
@@ -142,8 +151,30 @@ def _gaps_scatter(ctx: _Context) -> Chart | None:
             f" With more than {MAX_SCATTER_POINTS} items a panel draws an evenly spaced sample of "
             f"at most {MAX_SCATTER_POINTS} of them plus the largest gaps ({thinned} points left "
             f"out in all); every item's gap is in the item-gaps export.")
+    return description
+
+
+def _gaps_scatter(ctx: _Context) -> Chart | None:
+    full = isinstance(ctx.doc.get("item_gaps"), list)  # a full document, or one before /3
+    records, totals = ((ctx.records("item_gaps", scale=ctx.scale), {}) if full
+                       else _stored_gaps(ctx))
+    aggregate = _gap_aggregate(records)
+    records = [r for r in records if r.get("aggregate") == aggregate]
+    if not records:
+        return None
+    rows = _gap_rows(records)
+    metrics = list(dict.fromkeys(r["metric"] for r in rows))
+    _mark_largest(rows, metrics)
+    if full:
+        rows, thinned = _thin_scatter(rows, metrics)
+    else:
+        thinned = _left_out_of_sample(rows, metrics, totals, aggregate)
+    tooltip = [_tip("item"), _tip("metric"), _qtip("human", f"human {aggregate} (0–1)"),
+               _qtip("metric_value", "metric"), _qtip("gap", "gap (metric − human)", "+.3f")]
+    panels = [_scatter_panel(metric, rows, aggregate, tooltip) for metric in metrics]
     return _chart("gaps-scatter", "gaps", f"Metric vs human per item ({ctx.scale} scale)",
-                  description, rows, concat=panels, columns=4)
+                  _scatter_description(ctx.scale, aggregate, thinned), rows, concat=panels,
+                  columns=4)
 
 
 def _gaps_mean(ctx: _Context) -> Chart | None:
