@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterator
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from django.db import connections, router
+from django.db.models import Count, Q
 
 from annotation.models import Answer, Response
 from core.data import (
@@ -22,6 +24,9 @@ from core.data import (
 from core.results import expand_gaps
 from studies.models import Item, Participant, Question, Study
 from studies.selectors import pseudonyms
+
+if TYPE_CHECKING:
+    from .models import AnalysisRun
 
 # One row per answer of an answered presentation (unordered: the loader sorts by the first
 # response's id, the order the analysis lists annotators in; they are named by their stored
@@ -315,6 +320,37 @@ def latest_run(*, study: Study):
     return (AnalysisRun.objects.filter(study=study, status=AnalysisRun.Status.DONE)
             .order_by("-finished_at", "-id").only("pk", "finished_at", "results", "study_id")
             .first())
+
+
+RECENT_RUNS = 5  # runs listed on the dashboard
+
+
+@dataclass(frozen=True)
+class DashboardData:
+    """What the dashboard reads, besides the study: `analysis.dashboard_page` shapes it."""
+
+    runs: list[AnalysisRun]  # the newest RECENT_RUNS runs, without their results
+    finished: AnalysisRun | None  # the newest finished run with its results
+    people: dict[str, int]  # participant counts: total, complete, started, consented, ...
+
+
+def dashboard_data(*, study: Study) -> DashboardData:
+    """Return the dashboard's reads of a study: three queries whatever the study's size."""
+    from .models import AnalysisRun
+
+    runs = list(AnalysisRun.objects.filter(study=study).defer("results")
+                .order_by("-created_at", "-id")[:RECENT_RUNS])
+    finished = (AnalysisRun.objects.filter(study=study, status=AnalysisRun.Status.DONE)
+                .order_by("-finished_at", "-id").first())
+    # The completion rate counts consenting people only: an invitation link never opened (and
+    # nobody who merely opened the open link: no participant exists before consent) is no one.
+    people = study.participants.aggregate(
+        total=Count("id"), complete=Count("id", filter=Q(completed_at__isnull=False)),
+        started=Count("id", filter=Q(n_answered__gt=0)),
+        consented=Count("id", filter=Q(consented_at__isnull=False)),
+        consented_complete=Count("id", filter=Q(consented_at__isnull=False,
+                                                completed_at__isnull=False)))
+    return DashboardData(runs=runs, finished=finished, people=people)
 
 
 def study_checks(*, study: Study) -> list[dict]:
