@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from django.db import connections, router
+from django.db.models import Count, Q
 
 from annotation.models import Answer, Response
 from core.data import (
@@ -319,6 +321,36 @@ def latest_run(*, study: Study, fields: Sequence[str] | None = None) -> Analysis
     runs = (AnalysisRun.objects.filter(study=study, status=AnalysisRun.Status.DONE)
             .order_by("-finished_at", "-id"))
     return (runs if fields is None else runs.only(*fields)).first()
+
+
+RECENT_RUNS = 5  # runs listed on the dashboard
+
+
+@dataclass(frozen=True)
+class DashboardData:
+    """What the dashboard reads, besides the study: `analysis.dashboard_page` shapes it."""
+
+    runs: list[AnalysisRun]  # the newest RECENT_RUNS runs, without their results
+    finished: AnalysisRun | None  # the newest finished run with its results
+    people: dict[str, int]  # participant counts: total, complete, started, consented, ...
+
+
+def dashboard_data(*, study: Study) -> DashboardData:
+    """Return the dashboard's reads of a study: three queries whatever the study's size."""
+    from .models import AnalysisRun
+
+    runs = list(AnalysisRun.objects.filter(study=study).defer("results")
+                .order_by("-created_at", "-id")[:RECENT_RUNS])
+    finished = latest_run(study=study)
+    # The completion rate counts consenting people only: an invitation link never opened (and
+    # nobody who merely opened the open link: no participant exists before consent) is no one.
+    people = study.participants.aggregate(
+        total=Count("id"), complete=Count("id", filter=Q(completed_at__isnull=False)),
+        started=Count("id", filter=Q(n_answered__gt=0)),
+        consented=Count("id", filter=Q(consented_at__isnull=False)),
+        consented_complete=Count("id", filter=Q(consented_at__isnull=False,
+                                                completed_at__isnull=False)))
+    return DashboardData(runs=runs, finished=finished, people=people)
 
 
 def study_checks(*, study: Study) -> list[dict]:

@@ -11,14 +11,12 @@ import re
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count, Q
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from core.formats import csv_chunks
-from core.results import question_keys, question_view
 from jobs.selectors import job_status
 from studies.decorators import study_view
 from studies.models import Membership, Study
@@ -28,117 +26,34 @@ from . import dashboard as tables
 from . import methods
 from .annotator import CONSENSUS_SCALE, annotator_page
 from .charts import annotator_timing_chart, build_charts, chart_data
+from .dashboard_page import dashboard_context, selection
 from .forms import RunForm
 from .models import AnalysisRun
-from .selectors import ANNOTATOR_ROWS, annotator_answers, item_labels_for, latest_run
+from .selectors import (
+    ANNOTATOR_ROWS,
+    annotator_answers,
+    dashboard_data,
+    item_labels_for,
+    latest_run,
+)
 from .services import analysis_run_create
-
-RECENT_RUNS = 5
 
 
 def _selection(request: HttpRequest, document: dict) -> tuple[str | None, dict, str]:
     """Return the question and scale chosen (``?question=&scale=``) and the document as it
     reads for that question; an unknown choice falls back to the first rather than failing."""
-    keys = question_keys(document)
-    question = request.GET.get("question")
-    question = question if question in keys else (keys[0] if keys else None)
-    view = question_view(document, question)
-    names = tables.scale_names(view)
-    scale = request.GET.get("scale", "raw")
-    scale = scale if scale in names else (names[0] if names else "raw")
-    return question, view, scale
-
-
-def _load(study: Study) -> tuple[list[AnalysisRun], AnalysisRun | None]:
-    """The study's recent runs, and the latest finished run with its results."""
-    runs = list(AnalysisRun.objects.filter(study=study).defer("results")
-                .order_by("-created_at", "-id")[:RECENT_RUNS])
-    return runs, latest_run(study=study)
+    return selection(document, question=request.GET.get("question"),
+                     scale=request.GET.get("scale", "raw"))
 
 
 @login_required
 @require_GET
 @study_view(need=Role.VIEWER)
 def dashboard(request: HttpRequest, study: Study) -> HttpResponse:
-    runs, finished = _load(study)
-    document = finished.results if finished else None
-    # The completion rate counts consenting people only: an invitation link never opened (and
-    # nobody who merely opened the open link: no participant exists before consent) is no one.
-    people = study.participants.aggregate(
-        total=Count("id"), complete=Count("id", filter=Q(completed_at__isnull=False)),
-        started=Count("id", filter=Q(n_answered__gt=0)),
-        consented=Count("id", filter=Q(consented_at__isnull=False)),
-        consented_complete=Count("id", filter=Q(consented_at__isnull=False,
-                                                completed_at__isnull=False)))
-    active = next((r for r in runs if r.is_active), None)
-    # A rerun starts from the settings of the run shown, else from the study's.
-    form = RunForm(initial=RunForm.initial_from(finished.settings if finished
-                                                else study.analysis_settings))
-    context = {"study": study, "runs": runs, "finished": finished, "active": active,
-               "active_state": job_status(job=active) if active else None, "form": form,
-               "people": people, "document": document}
-    if document is not None:
-        question, document, scale = _selection(request, document)
-        # A crowd's thousands of annotators: their tables and charts show SHOWN_ANNOTATORS,
-        # the flagged first, unless the page is asked for all of them.
-        everyone = request.GET.get("annotators") == "all"
-        shown = tables.shown_annotators(document, limit=None if everyone
-                                        else tables.SHOWN_ANNOTATORS)
-        if shown is not None:
-            flagged = set(tables.flagged_annotators(document))
-            params = request.GET.copy()
-            params["annotators"] = "all"
-            named = [a for a in shown if a in flagged]
-            context["annotators_shown"] = {
-                "shown": len(shown), "total": len(document.get("annotators", [])),
-                "flagged": len(named), "flagged_names": named if len(named) <= 10 else [],
-                "others": len(shown) - len(named), "query": params.urlencode()}
-            document = tables.with_annotators(document, shown)
-        pooled, timing = tables.timing_rows(document)
-        rules, flags = tables.flag_rows(document)
-        features, weights = tables.weight_table(document, scale=scale)
-        charts = build_charts(document, question=question, scale=scale,
-                              level=document["settings"].get("level"))
-        context.update({
-            "document": document,
-            "question": question,
-            "questions": tables.question_choices(document),
-            "scale": scale,
-            "scales": tables.scale_names(document),
-            "levels": tables.LEVELS,
-            "alpha_tables": tables.alpha_tables(document),
-            "trust": tables.trust_table(document, scale=scale, items="all"),
-            "trust_simple": tables.trust_table(document, scale=scale, items="simple"),
-            "duplicates": tables.duplicates_rows(document, scale=scale),
-            "timing_pooled": pooled,
-            "timing": timing,
-            "rules": rules,
-            "rule_labels": [tables.RULE_LABELS.get(r, r) for r in rules],
-            "flags": flags,
-            "correlations": tables.attach_intervals(tables.correlation_table(document), document),
-            "ranking": tables.rank_table(document, scale=scale),
-            "quality_correlations": tables.quality_correlation_table(document),
-            "style_correlations": tables.style_correlation_rows(document),
-            "comparisons": tables.comparison_rows(document),
-            "competence_labels": list(tables.COMPETENCE_LABELS.values()),
-            "gaps": tables.gap_rows(document, scale=scale),
-            "largest_gaps": tables.largest_gaps(document, scale=scale),
-            "weight_features": features,
-            "weights": weights,
-            "noise": tables.noise_rows(document),
-            "charts": {},
-            "settings_used": document["settings"],
-        })
-        context["notes"] = tables.dashboard_notes(
-            alpha=context["alpha_tables"], duplicates=context["duplicates"], flags=flags,
-            ranking=context["ranking"], correlations=context["correlations"],
-            quality_correlations=context["quality_correlations"],
-            styles=context["style_correlations"], comparisons=context["comparisons"],
-            noise=context["noise"])
-        for chart in charts:
-            # the correlation chart belongs with its table, in a section of its own on the page
-            section = "correlations" if chart.name == "correlations" else chart.section
-            context["charts"].setdefault(section, []).append(chart)
+    context = dashboard_context(
+        study=study, data=dashboard_data(study=study), question=request.GET.get("question"),
+        scale=request.GET.get("scale", "raw"), everyone=request.GET.get("annotators") == "all",
+        query=request.GET)
     return render(request, "analysis/dashboard.html", context)
 
 
