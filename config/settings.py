@@ -134,7 +134,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "config.middleware.NulRefusalMiddleware",  # a NUL in a link: 404, before any lookup
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "config.middleware.NoStoreMiddleware",  # after WhiteNoise: static files keep their caching
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
