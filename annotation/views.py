@@ -347,9 +347,11 @@ def _answers(payload, questions, wants_json: bool) -> dict:
 
 
 def _json_list(raw: str | None) -> list:
+    if raw and json_too_deep(raw, 8):  # as the JSON answer's guard: json.loads recurses
+        return []
     try:
         value = json.loads(raw or "[]", parse_constant=_no_constant)
-    except ValueError:
+    except (ValueError, RecursionError):
         return []
     return value if isinstance(value, list) else []
 

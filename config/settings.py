@@ -517,6 +517,10 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # DRF's JSON parser with a nesting limit and no NUL or lone surrogate: a 400, never a 500.
+    "DEFAULT_PARSER_CLASSES": ["config.parsers.JSONParser",
+                               "rest_framework.parsers.FormParser",
+                               "rest_framework.parsers.MultiPartParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "studies.pagination.Pagination",
     "PAGE_SIZE": 100,

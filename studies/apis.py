@@ -14,10 +14,11 @@ from drf_spectacular.utils import extend_schema, extend_schema_field, inline_ser
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from config.parsers import JSONParser
 from core.problems import Collector, InputError
 from core.tabular import size_over_limit
 

@@ -11,6 +11,8 @@ from typing import Any
 
 from core.problems import Collector, InputError
 from core.settings import AnalysisSettings, SettingsError
+from core.tabular import json_too_deep
+from core.text import first_bad_text
 
 from .presets import preset_names, scale_preset_names
 
@@ -26,6 +28,9 @@ DISPLAYS = ("text", "pair", "coref")
 MAX_QUESTIONS = 20
 QUESTION_KEY = re.compile(r"[a-z][a-z0-9_-]{0,39}")
 SLUG = re.compile(r"[a-z0-9][a-z0-9-]{0,59}")
+# Python's JSON parser recurses (about 2 000 levels end in RecursionError); a definition nests
+# about 5 (questions, a scale, its labels).
+MAX_DEPTH = 64
 
 
 def load_definition(data: bytes, filename: str) -> dict[str, Any]:
@@ -39,8 +44,14 @@ def load_definition(data: bytes, filename: str) -> dict[str, Any]:
     try:
         if PurePath(filename).suffix.lower() == ".toml":
             raw = tomllib.loads(text)
+        elif json_too_deep(text, MAX_DEPTH):
+            errors.add(f"invalid JSON: nested deeper than {MAX_DEPTH} levels")
+            errors.raise_if_any()
         else:
             raw = json.loads(text)
+    except RecursionError:  # TOML's parser recurses too (`a = [[[[…]]]]`)
+        errors.add(f"nested deeper than this reader can follow (at most {MAX_DEPTH} levels)")
+        errors.raise_if_any()
     except json.JSONDecodeError as exc:
         errors.add(f"invalid JSON: {exc.msg}", line=exc.lineno, column=exc.colno)
         errors.raise_if_any()
@@ -76,6 +87,12 @@ def _key_line(text: str, column: Any) -> int | None:
 
 
 def validate_definition(raw: dict[str, Any], errors: Collector) -> dict[str, Any]:
+    # First, alone: a NUL cannot be stored (PostgreSQL refuses it), a lone surrogate cannot even
+    # be written back in a message (it is not UTF-8), so no other check may quote the value.
+    bad = first_bad_text(raw)
+    if bad:
+        errors.add(f"{bad[0]} {bad[1]}", column=bad[0])
+        errors.raise_if_any()
     for key in sorted(set(raw) - TOP_KEYS):
         errors.add(f"unknown key {key!r}", column=key)
     for key in ("slug", "title"):

@@ -8,14 +8,20 @@ run this file with DATABASE_URL pointing to PostgreSQL too.
 
 from __future__ import annotations
 
+import io
+import json
 import re
 import uuid
+import zipfile
 
 import pytest
 from django.test import Client
 
+from annotation.models import Response
+from exports.services import export_open
+from studies.models import Study
 from studies.services import participants_invite
-from tests.test_security import concrete, walk
+from tests.test_security import concrete, finished_run, walk
 from tokens.services import token_create
 
 pytestmark = pytest.mark.django_db
@@ -111,3 +117,134 @@ def test_it_sends_no_store_on_every_page_but_static_files(alice, world):
 
     asset = every["session"].get(static("favicon.ico"))
     assert asset.status_code == 200 and "no-store" not in asset.get("Cache-Control", "")
+
+
+
+# --- JSON nested thousands deep --------------------------------------------------------------
+
+DEEP = "[" * 2_000 + "]" * 2_000
+
+
+def test_it_refuses_deep_json_on_every_api_write_with_a_400(alice, world):
+    study, participant, key = world
+    api = clients(alice, key)["token"]
+    real = {"slug": study.slug, "study_slug": study.slug, "pk": participant.pk,
+            "id": study.items.first().external_id, "action": "open", "name": "alpha"}
+    refused = set()
+    for route, _, _ in walk():
+        if not route.startswith("api/"):
+            continue
+        url = concrete(route, **real)
+        for method in ("post", "put", "patch"):
+            for body in (DEEP, '{"title": ' + DEEP + "}"):
+                response = getattr(api, method)(url, body, content_type="application/json")
+                assert response.status_code < 500, f"{method} {url}: {response.status_code}"
+                # A route that reads no body (open, close) answers for itself.
+                if "nested deeper than" in response.content.decode():
+                    assert response.status_code == 400, url
+                    refused.add((method, url))
+    assert ("post", "/api/studies/") in refused and ("patch", f"/api/studies/{study.slug}/") in refused
+    assert len(refused) >= 8, refused
+
+
+def test_it_refuses_a_deep_definition_upload(alice_client):
+    for name, text in (("deep.json", '{"slug": "d", "title": "D", "questions": ' + DEEP + "}"),
+                       ("deep.toml", 'slug = "d"\ntitle = "D"\nquestions = ' + DEEP + "\n")):
+        upload = io.BytesIO(text.encode())
+        upload.name = name
+        response = alice_client.post("/studies/new/definition/", {"file": upload})
+        assert response.status_code == 400, name
+        assert b"nested deeper" in response.content, name
+    assert not Study.objects.filter(slug="d").exists()
+
+
+@pytest.fixture
+def bundle(alice, make_study):
+    """A real bundle of an analysed study, and a way to change its definition.json."""
+    study = make_study(alice, slug="orig")
+    finished_run(study)
+    data = b"".join(export_open(study=study, what="bundle").chunks)
+
+    def with_definition(text: str | None = None, **changes) -> io.BytesIO:
+        out = io.BytesIO()
+        with zipfile.ZipFile(io.BytesIO(data)) as source, zipfile.ZipFile(out, "w") as target:
+            for info in source.infolist():
+                member = source.read(info)
+                if info.filename == "definition.json":
+                    member = (text if text is not None else
+                              json.dumps({**json.loads(member), **changes})).encode()
+                target.writestr(info.filename, member)
+        out.seek(0)
+        out.name = "orig-bundle.zip"
+        return out
+
+    return with_definition
+
+
+def test_it_refuses_a_bundle_whose_definition_nests_deep(alice_client, bundle):
+    response = alice_client.post("/studies/new/bundle/", {
+        "file": bundle('{"slug": "deep", "title": "D", "questions": ' + DEEP + "}")})
+    assert response.status_code == 400 and b"nested deeper" in response.content
+    assert not Study.objects.filter(slug="deep").exists()
+
+
+def test_the_answer_form_post_survives_deep_events(participant, client):
+    client.post(f"/a/{participant.token}/")  # consent
+    response = client.post(f"/a/{participant.token}/answer/", {
+        "position": 0, "client_id": str(uuid.uuid4()), "value": 3, "events": DEEP})
+    assert response.status_code == 302
+    assert Response.objects.filter(participant=participant).count() == 1
+
+
+# --- NUL and lone surrogates in a study's texts ------------------------------------------------
+
+@pytest.mark.parametrize("bad", ["a\\u0000b", "a\\ud800b", "\\udfff"])
+def test_the_api_refuses_a_title_with_nul_or_a_lone_surrogate(alice, world, bad):
+    study, _, key = world
+    api = clients(alice, key)["token"]
+    created = api.post("/api/studies/", '{"slug": "t2", "title": "BAD", "preset": "likert-0-7-coref"}'
+                       .replace("BAD", bad), content_type="application/json")
+    assert created.status_code == 400, created.content[:300]
+    assert "title" in created.json() and not Study.objects.filter(slug="t2").exists()
+    changed = api.patch(f"/api/studies/{study.slug}/", '{"title": "BAD"}'.replace("BAD", bad),
+                        content_type="application/json")
+    assert changed.status_code == 400 and list(changed.json()) == ["title"]
+    nested = api.patch(f"/api/studies/{study.slug}/",
+                       '{"design": {"seed": 1}, "questions": [{"key": "q", "prompt": "BAD"}]}'
+                       .replace("BAD", bad),
+                       content_type="application/json")
+    assert nested.status_code == 400 and list(nested.json()) == ["questions[0].prompt"]
+    study.refresh_from_db()
+    assert study.title == "HOST"
+
+
+def test_the_pages_refuse_a_title_with_nul_naming_the_field(alice_client, world):
+    study, _, _ = world
+    # A form cannot carry a lone surrogate (the browser's and Django's decoding replace it).
+    created = alice_client.post("/studies/new/", {
+        "slug": "t3", "title": "a\x00b", "preset": "likert-0-7-coref", "language": "en",
+        "items_per_participant": 0, "annotators_per_item": 3, "duplicates": 0,
+        "duplicate_min_gap": 5, "seed": 0})
+    assert created.status_code in (200, 400) and not Study.objects.filter(slug="t3").exists()
+    assert "title" in created.context["form"].errors
+    page = alice_client.get(f"/studies/{study.slug}/settings/")
+    form = page.context["form"]
+    data = {name: ("" if value is None else value) for name, value in form.initial.items()
+            if not isinstance(value, (list, dict))}
+    data["title"] = "a\x00b"
+    changed = alice_client.post(f"/studies/{study.slug}/settings/", data)
+    assert changed.status_code in (200, 400)
+    assert "title" in changed.context["form"].errors
+    study.refresh_from_db()
+    assert study.title == "HOST"
+
+
+@pytest.mark.parametrize("bad", ["a\u0000b", "a\ud800b"])
+def test_a_definition_upload_refuses_nul_or_a_lone_surrogate_naming_the_field(alice_client, bad):
+    text = json.dumps({"slug": "t4", "title": bad, "preset": "likert-0-7-coref"})
+    upload = io.BytesIO(text.encode())
+    upload.name = "t4.json"
+    response = alice_client.post("/studies/new/definition/", {"file": upload})
+    assert response.status_code == 400
+    assert "column title: title may not contain" in response.content.decode()
+    assert not Study.objects.filter(slug="t4").exists()
