@@ -22,7 +22,7 @@ from config.parsers import JSONParser
 from core.problems import Collector, InputError
 from core.tabular import size_over_limit
 
-from .definitions import validate_definition
+from .definitions import refuse_reserved_slug, validate_definition
 from .models import Item, Membership, Participant, Question, Study
 from .selectors import (
     Role,
@@ -171,7 +171,7 @@ class UploadSerializer(serializers.Serializer):
 
 
 class CloneSerializer(serializers.Serializer):
-    slug = serializers.SlugField(max_length=60)
+    slug = serializers.SlugField(max_length=60, validators=[refuse_reserved_slug])
     title = serializers.CharField(max_length=200, required=False, allow_blank=True)
 
 

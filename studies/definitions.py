@@ -9,6 +9,8 @@ from dataclasses import replace
 from pathlib import PurePath
 from typing import Any
 
+from django.core.exceptions import ValidationError
+
 from core.problems import Collector, InputError
 from core.settings import AnalysisSettings, SettingsError
 from core.tabular import json_too_deep
@@ -28,6 +30,18 @@ DISPLAYS = ("text", "pair", "coref")
 MAX_QUESTIONS = 20
 QUESTION_KEY = re.compile(r"[a-z][a-z0-9_-]{0,39}")
 SLUG = re.compile(r"[a-z0-9][a-z0-9-]{0,59}")
+# Slugs a study cannot have: /studies/new/ creates a study, so a study `new` could never be
+# reached (its page, its bundle's replay, its API routes all answer for something else).
+RESERVED_SLUGS = frozenset({"new"})
+RESERVED_MESSAGE = "{slug!r} is reserved (the address of the page that creates a study); choose another slug"
+
+
+def refuse_reserved_slug(value: str) -> None:
+    """A form's and a serializer's validator of a new study's slug."""
+    if value in RESERVED_SLUGS:
+        raise ValidationError(RESERVED_MESSAGE.format(slug=value), code="reserved")
+
+
 # Python's JSON parser recurses (about 2 000 levels end in RecursionError); a definition nests
 # about 5 (questions, a scale, its labels).
 MAX_DEPTH = 64
@@ -103,6 +117,8 @@ def validate_definition(raw: dict[str, Any], errors: Collector) -> dict[str, Any
     if isinstance(slug, str) and slug.strip() and not SLUG.fullmatch(slug.strip()):
         errors.add(f"slug {slug.strip()[:80]!r} must be at most 60 lower-case letters, digits and "
                    "dashes, starting with a letter or digit", column="slug")
+    elif isinstance(slug, str) and slug.strip() in RESERVED_SLUGS:
+        errors.add(RESERVED_MESSAGE.format(slug=slug.strip()), column="slug")
     for key in ("consent", "instructions", "completion_text", "completion_url"):
         if key in raw and not isinstance(raw[key], str):
             errors.add(f"{key!r} is a string", column=key)

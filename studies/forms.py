@@ -8,12 +8,14 @@ from django.template.defaultfilters import filesizeformat
 
 from core.settings import Knob, knob, knobs
 
+from .definitions import refuse_reserved_slug
 from .models import Membership
 from .presets import preset_names, scale_preset_names
 
 
 class StudyCreateForm(forms.Form):
-    slug = forms.SlugField(max_length=60, help_text="Lower-case letters, digits and dashes; used in URLs.")
+    slug = forms.SlugField(max_length=60, help_text="Lower-case letters, digits and dashes; used in URLs.",
+                           validators=[refuse_reserved_slug])
     title = forms.CharField(max_length=200)
     preset = forms.ChoiceField(choices=[(p, p) for p in preset_names()])
     language = forms.ChoiceField(choices=settings.LANGUAGES, initial="en")
@@ -462,6 +464,7 @@ class DefinitionUploadForm(forms.Form):
 
 class CloneForm(forms.Form):
     slug = forms.SlugField(max_length=60, label="New slug",
-                           help_text="Lower-case letters, digits and dashes; used in URLs.")
+                           help_text="Lower-case letters, digits and dashes; used in URLs.",
+                           validators=[refuse_reserved_slug])
     title = forms.CharField(max_length=200, required=False,
                             help_text="Empty: the title followed by “(copy)”.")

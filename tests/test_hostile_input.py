@@ -248,3 +248,45 @@ def test_a_definition_upload_refuses_nul_or_a_lone_surrogate_naming_the_field(al
     assert response.status_code == 400
     assert "column title: title may not contain" in response.content.decode()
     assert not Study.objects.filter(slug="t4").exists()
+
+
+# --- The reserved slug `new`, a fractional position ---------------------------------------------
+
+def test_a_bundle_import_refuses_the_reserved_slug_new(alice_client, bundle):
+    own = alice_client.post("/studies/new/bundle/", {"file": bundle(slug="new")})
+    assert own.status_code == 400 and b"is reserved" in own.content
+    given = alice_client.post("/studies/new/bundle/", {"file": bundle(), "slug": "new"})
+    assert given.status_code == 400 and b"is reserved" in given.content
+    assert not Study.objects.filter(slug="new").exists()
+    fine = alice_client.post("/studies/new/bundle/", {"file": bundle(), "slug": "newer"})
+    assert fine.status_code == 302 and Study.objects.filter(slug="newer").exists()
+
+
+def test_the_api_and_the_pages_refuse_the_reserved_slug_new(alice_client, world):
+    study, _, _ = world
+    created = alice_client.post("/api/studies/", {"slug": "new", "title": "N",
+                                                  "preset": "likert-0-7-coref"},
+                                content_type="application/json")
+    assert created.status_code == 400 and "is reserved" in created.json()["detail"]
+    cloned = alice_client.post(f"/api/studies/{study.slug}/clone/", {"slug": "new"},
+                               content_type="application/json")
+    assert cloned.status_code == 400 and "is reserved" in cloned.json()["slug"][0]
+    page = alice_client.post("/studies/new/", {
+        "slug": "new", "title": "N", "preset": "likert-0-7-coref", "language": "en",
+        "items_per_participant": 0, "annotators_per_item": 3, "duplicates": 0,
+        "duplicate_min_gap": 5, "seed": 0})
+    assert "is reserved" in page.context["form"].errors["slug"][0]
+    copy = alice_client.post(f"/studies/{study.slug}/clone/", {"slug": "new"})
+    assert "is reserved" in copy.context["form"].errors["slug"][0]
+    assert not Study.objects.filter(slug="new").exists()
+
+
+@pytest.mark.parametrize("position", [1.5, "1.5", 0.5, 1e-9])
+def test_a_fractional_position_is_refused_not_rounded(alice, world, client, position):
+    _, participant, _ = world
+    response = client.post(f"/a/{participant.token}/answer/", {
+        "position": position, "client_id": str(uuid.uuid4()),
+        "answers": {"rating": {"value": 3}}}, content_type="application/json")
+    assert response.status_code == 400, response.content[:200]
+    assert "position must be a whole number" in response.json()["error"]
+    assert not Response.objects.filter(participant=participant).exists()
