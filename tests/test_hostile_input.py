@@ -250,6 +250,34 @@ def test_a_definition_upload_refuses_nul_or_a_lone_surrogate_naming_the_field(al
     assert not Study.objects.filter(slug="t4").exists()
 
 
+@pytest.mark.parametrize("line", [b'{"id": "i1", "text": "a\\ud800b"}',
+                                  b'{"id": "i1", "te\\udc00xt": "ab"}'])
+def test_an_item_file_with_a_lone_surrogate_is_refused_with_its_line(alice, alice_client,
+                                                                    make_study, line):
+    study = make_study(alice, slug="draft", open=False, items=None)
+    for url in (f"/studies/{study.slug}/items/", f"/api/studies/{study.slug}/items/"):
+        upload = io.BytesIO(line + b"\n")
+        upload.name = "items.jsonl"
+        response = alice_client.post(url, {"file": upload})
+        assert response.status_code == 400, url
+        assert "lone surrogate" in response.content.decode(), url
+    assert not study.items.exists()
+
+
+def test_the_settings_page_refuses_nul_in_the_questions_json(alice, alice_client, make_study):
+    study = make_study(alice, slug="draft", open=False)
+    page = alice_client.get(f"/studies/{study.slug}/settings/")
+    form = page.context["form"]
+    data = {name: ("" if value is None else value) for name, value in form.initial.items()
+            if not isinstance(value, (list, dict))}
+    questions = json.loads(form.initial["questions"])
+    questions[0]["prompt"] = "a\x00b"
+    data.update(questions=json.dumps(questions), questions_json="on")
+    changed = alice_client.post(f"/studies/{study.slug}/settings/", data)
+    assert changed.status_code in (200, 400)
+    assert "questions[0].prompt may not contain a NUL" in changed.context["form"].errors["questions"][0]
+
+
 # --- The reserved slug `new`, a fractional position ---------------------------------------------
 
 def test_a_bundle_import_refuses_the_reserved_slug_new(alice_client, bundle):
