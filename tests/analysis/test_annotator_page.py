@@ -81,6 +81,19 @@ def test_it_lists_every_answer_beside_the_items_aggregated_label(coref, viewer):
         assert float(label) == pytest.approx(labels[item], abs=0.005)
 
 
+def test_it_shows_whole_answers_and_labels_as_integers(coref, viewer):
+    bot = planted(coref, "random")
+    html = viewer.get(page_url(coref.study, bot)).content.decode()
+    table = html[html.index('id="answers-table"'):]
+    table = table[:table.index("</table>")]
+    answers = re.findall(r'</th><td class="num">([^<]*)</td>', table)
+    labels = re.findall(r'<td class="num">([-0-9.]+) <small>\(', table)
+    assert answers and labels
+    # A 0–7 scale's answer reads "5", never "5.00".
+    assert all(re.fullmatch(r"\d|can't judge", a) for a in answers), answers
+    assert all(re.fullmatch(r"\d", label) for label in labels), labels
+
+
 def test_it_draws_the_timing_histogram_with_the_too_fast_floor_without_inline_script(coref,
                                                                                       viewer):
     bot = planted(coref, "random")
