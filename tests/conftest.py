@@ -62,6 +62,20 @@ def _collected_static(request):
     handlers.StaticFilesHandler = _StaticFilesHandler
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _fast_password_hasher(request):
+    """Hash the test users' passwords with MD5, in tests only: PBKDF2's million rounds cost
+    every user a test creates, and every login with a password, half a second or more of CPU.
+    No test checks the hash itself; logging in with a password works the same with either."""
+    if not request.config.pluginmanager.hasplugin("django"):
+        yield
+        return
+    from django.test.utils import override_settings
+
+    with override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]):
+        yield
+
+
 @pytest.fixture
 def alice(django_user_model):
     return django_user_model.objects.create_user("alice", "alice@example.org", "alice-password-1")
@@ -70,6 +84,20 @@ def alice(django_user_model):
 @pytest.fixture
 def bob(django_user_model):
     return django_user_model.objects.create_user("bob", "bob@example.org", "bob-password-1")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _fast_password_hasher(request):
+    """Hash the test users' passwords with MD5, in tests only: PBKDF2's million rounds cost
+    every user a test creates, and every login with a password, half a second or more of CPU.
+    No test checks the hash itself; logging in with a password works the same with either."""
+    if not request.config.pluginmanager.hasplugin("django"):
+        yield
+        return
+    from django.test.utils import override_settings
+
+    with override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]):
+        yield
 
 
 @pytest.fixture
