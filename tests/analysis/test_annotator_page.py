@@ -25,11 +25,18 @@ def page_url(study, name, **query):
     return base + ("?" + "&".join(f"{k}={v}" for k, v in query.items()) if query else "")
 
 
+@pytest.fixture(scope="module")
+def coref_analysed(demo_seeded, module_db):
+    """The coreference demo with a finished run, analysed once for the module (see module_db)."""
+    from studies.models import Study
+
+    with module_db.unblock():
+        finished_run(Study.objects.get(slug="demo-coref"))
+
+
 @pytest.fixture
-def coref(demos):  # noqa: F811
-    demo = demos["demo-coref"]
-    finished_run(demo.study)
-    return demo
+def coref(demos, coref_analysed):  # noqa: F811
+    return demos["demo-coref"]
 
 
 @pytest.fixture
