@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from core.results import question_keys, question_view
+from core.settings import LEVELS
 from jobs.selectors import job_status
 
 from . import dashboard as tables
@@ -27,8 +28,8 @@ if TYPE_CHECKING:
     from .selectors import DashboardData
 
 
-def selection(document: dict, *, question: str | None,
-              scale: str | None) -> tuple[str | None, dict, str]:
+def selection(document: dict[str, Any], *, question: str | None,
+              scale: str | None) -> tuple[str | None, dict[str, Any], str]:
     """Return the question and scale chosen and the document as it reads for that question;
     an unknown choice falls back to the first rather than failing."""
     keys = question_keys(document)
@@ -63,7 +64,7 @@ def dashboard_context(*, study: Study, data: DashboardData, question: str | None
     return context
 
 
-def _results(document: dict, *, question: str | None, scale: str | None, everyone: bool,
+def _results(document: dict[str, Any], *, question: str | None, scale: str | None, everyone: bool,
              query: QueryDict) -> dict[str, Any]:
     """The context of a finished run's document: its selection, tables, notes and charts."""
     question, document, scale = selection(document, question=question, scale=scale)
@@ -77,7 +78,7 @@ def _results(document: dict, *, question: str | None, scale: str | None, everyon
         "questions": tables.question_choices(document),
         "scale": scale,
         "scales": tables.scale_names(document),
-        "levels": tables.LEVELS,
+        "levels": LEVELS,
         **_tables(document, scale=scale),
         "charts": _charts_by_section(build_charts(document, question=question, scale=scale,
                                                   level=document["settings"].get("level"))),
@@ -92,8 +93,8 @@ def _results(document: dict, *, question: str | None, scale: str | None, everyon
     return context
 
 
-def _annotators_shown(document: dict, *, everyone: bool,
-                      query: QueryDict) -> tuple[dict[str, Any], dict] | None:
+def _annotators_shown(document: dict[str, Any], *, everyone: bool,
+                      query: QueryDict) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """A crowd's thousands of annotators: their tables and charts show SHOWN_ANNOTATORS, the
     flagged first, unless the page is asked for all of them. Return what the page says of the
     annotators shown and the document for them only, or None when every one is shown."""
@@ -112,7 +113,7 @@ def _annotators_shown(document: dict, *, everyone: bool,
     return summary, tables.with_annotators(document, shown)
 
 
-def _tables(document: dict, *, scale: str) -> dict[str, Any]:
+def _tables(document: dict[str, Any], *, scale: str) -> dict[str, Any]:
     """Every table of the page, for the document as it reads for one question and scale."""
     pooled, timing = tables.timing_rows(document)
     rules, flags = tables.flag_rows(document)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import codecs
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from rest_framework import parsers
@@ -29,12 +30,18 @@ from core.text import first_bad_text
 MAX_DEPTH = 64
 
 
+def _encoding(parser_context: Mapping[str, Any]) -> str:
+    """The body's text encoding as DRF's parsers read it (a text codec only: DRF's check)."""
+    encoding: str = parsers.get_encoding(parser_context)  # type: ignore[attr-defined]
+    return encoding
+
+
 class JSONParser(parsers.JSONParser):
     """DRF's JSON parser with a nesting limit and no NUL or lone surrogate in any string."""
 
     def parse(self, stream: Any, media_type: str | None = None,
-              parser_context: dict[str, Any] | None = None) -> Any:
-        encoding = parsers.get_encoding(parser_context or {})  # text codecs only (DRF's check)
+              parser_context: Mapping[str, Any] | None = None) -> Any:
+        encoding = _encoding(parser_context or {})
         try:
             text = codecs.getreader(encoding)(stream).read()
         except UnicodeError as exc:
