@@ -15,7 +15,7 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-def study_view(need: str = Role.VIEWER, *, post_need: str | None = None
+def study_view(need: str = Role.VIEWER, *, post_need: str | None = None, slug_kwarg: str = "slug"
                ) -> Callable[[Callable[Concatenate[HttpRequest, Study, P], R]],
                              Callable[Concatenate[HttpRequest, P], R]]:
     """Call the view with the study of the URL's ``slug`` when the user's role allows ``need``.
@@ -24,7 +24,8 @@ def study_view(need: str = Role.VIEWER, *, post_need: str | None = None
     exist), a role below ``need`` a 403; one query, and the study carries ``role``. A page that
     anyone with a role reads and only some may change names the role a POST needs in
     ``post_need`` (the settings page: a viewer reads it, an editor saves it). The view
-    receives the study in place of ``slug`` (``study.slug`` is the URL's). Put it under
+    receives the study in place of ``slug`` (``study.slug`` is the URL's; the API's routes name
+    it ``study_slug``: ``slug_kwarg``). Put it under
     ``@login_required`` and the method decorators, so that an anonymous visitor is sent to log
     in and a wrong method is a 405 before the study is read. Example::
 
@@ -37,7 +38,7 @@ def study_view(need: str = Role.VIEWER, *, post_need: str | None = None
                  ) -> Callable[Concatenate[HttpRequest, P], R]:
         @wraps(view)
         def wrapped(request: HttpRequest, /, *args: P.args, **kwargs: P.kwargs) -> R:
-            slug = kwargs.pop("slug")
+            slug = kwargs.pop(slug_kwarg)
             if not isinstance(slug, str):  # only a URL pattern calls a view: always a str
                 raise TypeError("study_view needs the URL's slug")
             needed = post_need if post_need and request.method == "POST" else need

@@ -60,3 +60,11 @@ def test_a_post_needs_the_post_role(study, bob, alice):
     with pytest.raises(PermissionDenied):
         settings_like(request_by(bob, "post"), slug="deco", pk=1)
     assert settings_like(request_by(alice, "post"), slug="deco", pk=1).status_code == 200
+
+
+def test_it_reads_the_slug_under_the_name_an_api_route_gives_it(study, bob):
+    @study_view(need=Role.VIEWER, slug_kwarg="study_slug")
+    def api_like(request, study):
+        return HttpResponse(study.slug)
+
+    assert api_like(request_by(bob), study_slug="deco").content == b"deco"
