@@ -281,3 +281,17 @@ def test_the_rating_guide_is_open_on_the_first_item_only(client, participant):
     assert '<details class="rubric-panel" id="rubric">' in later
     back = client.get(f"/a/{participant.token}/item/0/").content.decode()
     assert '<details class="rubric-panel" id="rubric">' in back
+
+
+def test_the_instructions_keyboard_hint_is_marked_to_hide_on_a_phone_in_french_too(client, alice):
+    from studies.services import items_import, study_create, study_open
+
+    study = study_create(owner=alice, slug="fr", title="FR", preset="summeval-4x5", language="fr")
+    items_import(study=study, data=summaries_csv().encode(), filename="items.csv")
+    study_open(study=study)
+    participant = participants_invite(study=study, count=1)[0]
+    client.post(f"/a/{participant.token}/")
+    page = client.get(f"/a/{participant.token}/instructions/").content.decode()
+    assert ("Chaque élément pose plusieurs questions, sur un seul écran, validées ensemble. "
+            '<span class="shortcuts-hint">Clavier : une touche numérique') in page
+    assert "</span> Vous pouvez revenir à un élément précédent" in page

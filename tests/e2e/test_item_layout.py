@@ -120,13 +120,24 @@ def test_it_gives_the_keyboard_hint_only_where_there_is_a_keyboard(
         live_server, sized, alice, make_study, width, height):
     participant = participants_invite(study=summeval_study(make_study, alice), count=1)[0]
     page = sized(width, height)
-    begin(page, live_server.url, participant)
+    page.goto(f"{live_server.url}/a/{participant.token}/")
+    page.get_by_role("button", name="I agree, continue").click()
+    on_instructions = page.locator(".shortcuts-hint")
+    expect(page.get_by_text("You can go back to an earlier item")).to_be_visible()
+    page.get_by_role("link", name="Start").click()
+    expect(page.locator("#answer-form")).to_have_attribute("data-ready", "true")
     hint = page.locator("#shortcuts")
     if width < 600:
         expect(hint).to_be_hidden()
         expect(page.locator("#submit kbd")).to_be_hidden()
     else:
         expect(hint).to_be_visible()
+        expect(page.locator("#submit kbd")).to_be_visible()
+    page.go_back()
+    if width < 600:
+        expect(on_instructions).to_be_hidden()
+    else:
+        expect(on_instructions).to_be_visible()
 
 
 @pytest.mark.parametrize(("width", "height"), SIZES)
