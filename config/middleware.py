@@ -25,6 +25,7 @@ import csp.utils
 from django.conf import settings
 from django.contrib.messages.middleware import MessageMiddleware as DjangoMessageMiddleware
 from django.contrib.messages.storage import default_storage
+from django.core.handlers.exception import response_for_exception
 from django.core.signals import setting_changed
 from django.db import InterfaceError, OperationalError, connections
 from django.dispatch import receiver
@@ -184,10 +185,19 @@ class NulRefusalMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
+        refusal = self._refusal(request)
+        if refusal is None:
+            return self.get_response(request)
+        refusal["Cache-Control"] = "no-store"  # as every other answer (NoStoreMiddleware)
+        return refusal
+
+    @staticmethod
+    def _refusal(request: HttpRequest) -> HttpResponseBase | None:
         if "\x00" in request.path_info:
             if _wants_json(request):
                 return JsonResponse({"detail": "Not found."}, status=404)
-            raise Http404("a link cannot hold a NUL character")  # the site's own 404 page
+            # The site's own 404 page, as a view's Http404 gets it.
+            return response_for_exception(request, Http404("a link cannot hold a NUL character"))
         # The raw query string: %00 is how a NUL arrives (a bare one is refused by the server).
         query = request.META.get("QUERY_STRING", "")
         if "%00" in query or "\x00" in query:
@@ -195,7 +205,7 @@ class NulRefusalMiddleware:
             if _wants_json(request):
                 return JsonResponse({"detail": message}, status=400)
             return HttpResponseBadRequest(message, content_type="text/plain; charset=utf-8")
-        return self.get_response(request)
+        return None
 
 
 class NoStoreMiddleware:
