@@ -187,6 +187,7 @@ class NulRefusalMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
         refusal = self._refusal(request)
         if refusal is None:
+            _drop_nul_cookies(request)
             return self.get_response(request)
         refusal["Cache-Control"] = "no-store"  # as every other answer (NoStoreMiddleware)
         return refusal
@@ -206,6 +207,16 @@ class NulRefusalMiddleware:
                 return JsonResponse({"detail": message}, status=400)
             return HttpResponseBadRequest(message, content_type="text/plain; charset=utf-8")
         return None
+
+
+def _drop_nul_cookies(request: HttpRequest) -> None:
+    # A quoted cookie may spell a NUL in octal (`sessionid="abcdefgh\\000"`): the session
+    # middleware would look that key up, and PostgreSQL's refusal be a 500 on every page. No
+    # cookie of ours ever holds one; the request goes on as if it had not sent it.
+    if "\\" not in request.META.get("HTTP_COOKIE", ""):
+        return  # no escape, no NUL (a raw one never passes the server): the usual case
+    for name in [name for name, value in request.COOKIES.items() if "\x00" in value]:
+        del request.COOKIES[name]
 
 
 class NoStoreMiddleware:

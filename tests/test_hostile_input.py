@@ -95,6 +95,14 @@ def test_it_answers_400_for_a_nul_in_a_query_parameter(alice, world):
             assert b"NUL" in response.content
 
 
+def test_a_cookie_with_a_nul_is_ignored_not_a_500(alice, world):
+    _, participant, _ = world
+    for cookie in ('sessionid="abcdefghij\\000"', 'csrftoken="a\\000b"; sessionid=x'):
+        client = Client(raise_request_exception=False, HTTP_COOKIE=cookie)
+        for url in ("/accounts/login/", f"/a/{participant.token}/next/"):
+            assert client.get(url).status_code == 200, (cookie, url)
+
+
 def test_it_sends_no_store_on_every_page_but_static_files(alice, world):
     study, participant, key = world
     every = clients(alice, key)
