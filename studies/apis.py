@@ -18,12 +18,12 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from config.parsers import JSONParser
 from core.problems import Collector, InputError
 from core.tabular import size_over_limit
 
 from .definitions import refuse_reserved_slug, validate_definition
 from .models import Item, Membership, Participant, Question, Study
+from .parsers import JSONParser
 from .selectors import (
     Role,
     StudyScopedMixin,
