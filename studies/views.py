@@ -475,7 +475,7 @@ def participants_list(request: HttpRequest, study: Study) -> HttpResponse:
     editor = Membership.allows(study.role, Role.EDITOR)
     query = clean_query(request.GET.get("q", "")) if editor else ""
     page = paged(request.GET, participant_list(study=study, query=query))
-    excluded = set(study.analysis_settings.get("excluded_annotators") or [])
+    excluded = set(study.analysis.excluded_annotators)
     for participant in page:
         participant.excluded = participant.pseudonym in excluded
     return _list_page(request, "studies/participants.html", "studies/_participants_results.html", {
