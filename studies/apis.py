@@ -405,7 +405,8 @@ class ParticipantViewSet(StudyScopedMixin, viewsets.ReadOnlyModelViewSet):
         body = InviteSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         try:
-            created = participants_invite(study=study, **body.validated_data)
+            created = participants_invite(study=study, user=request.user,
+                                          **body.validated_data)
         except ValueError as exc:  # e.g. no items to assign yet
             raise ValidationError({"detail": str(exc)}) from None
         return Response(InvitedSerializer(created, many=True, context={"request": request}).data,

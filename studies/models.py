@@ -275,6 +275,8 @@ class StudyEvent(models.Model):
         MEMBER_REMOVE = "member_remove", _("Researcher removed")
         SETTINGS = "settings", _("Settings changed")
         CLONE = "clone", _("Cloned")
+        INVITE = "invite", _("Invitation links created")
+        CONTROLS = "controls", _("Random control pairs added")
 
     study = models.ForeignKey(Study, null=True, blank=True, on_delete=models.SET_NULL,
                               related_name="events")

@@ -307,7 +307,7 @@ def invite(request: HttpRequest, study: Study) -> HttpResponse:
     if form.is_valid():
         try:
             created = participants_invite(study=study, count=form.cleaned_data["count"],
-                                          label=form.cleaned_data["label"])
+                                          label=form.cleaned_data["label"], user=request.user)
         except ValueError as exc:
             messages.error(request, str(exc))
         else:
@@ -351,7 +351,7 @@ def controls_add(request: HttpRequest, study: Study) -> HttpResponse:
         return redirect("studies:detail", slug=study.slug)
     try:
         count = controls_generate(study=study, n=form.cleaned_data["n"],
-                                  seed=form.cleaned_data["seed"])
+                                  seed=form.cleaned_data["seed"], user=request.user)
     except InputError as exc:
         for problem in exc.problems:
             messages.error(request, problem.message)

@@ -208,7 +208,8 @@ def _copy_screening(participant: Participant, row: Participant) -> None:
 
 @transaction.atomic
 @transaction.atomic
-def participants_invite(*, study: Study, count: int, label: str = "") -> list[Participant]:
+def participants_invite(*, study: Study, count: int, label: str = "",
+                        user: User | None = None) -> list[Participant]:
     """Create `count` participants with their own single-person links and assignments.
 
     All or none: a study whose design cannot be built (no items yet) leaves no participant.
@@ -239,6 +240,8 @@ def participants_invite(*, study: Study, count: int, label: str = "") -> list[Pa
             rows += plan.assign(participant, offset=0)
         fields = ["order_seed", "n_assigned", "check_positions"]
     _rows_store(created, fields, rows)
+    study_event(study=study, user=user, action="invite", count=count,
+                **({"label": label[:100]} if label else {}))
     return created
 
 
