@@ -24,10 +24,9 @@ def narrow(browser):
 
 def test_every_researcher_page_fits_a_phone(live_server, narrow, make_study, alice):
     from analysis.services import analysis_run_create, analysis_run_execute
-    from tests.analysis.test_questions import ITEMS, Summeval
-
     from demo.services import demo_seed
     from studies.services import member_add
+    from tests.analysis.test_questions import ITEMS, Summeval
 
     demo_seed()  # the demo studies' titles and presets made the studies list 5 px too wide
     for slug in ("demo-coref", "demo-similarity"):
