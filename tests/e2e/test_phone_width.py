@@ -44,3 +44,19 @@ def test_every_researcher_page_fits_a_phone(live_server, narrow, make_study, ali
         narrow.goto(url)
         assert narrow.evaluate(FITS), (url, narrow.evaluate(
             "() => document.documentElement.scrollWidth"))
+
+
+def test_the_private_links_stay_on_one_line_on_a_phone(live_server, narrow, make_study, alice):
+    from studies.services import participants_invite
+
+    study = make_study(alice)
+    participants_invite(study=study, count=2)
+    login(narrow, live_server.url, "alice", "alice-password-1")
+    narrow.goto(f"{live_server.url}/studies/{study.slug}/")
+    links = narrow.locator("#progress code.copy")
+    assert links.count() == 2
+    for n in range(2):
+        box = links.nth(n).bounding_box()
+        line = float(links.nth(n).evaluate("e => parseFloat(getComputedStyle(e).lineHeight)"))
+        assert box["height"] <= 1.5 * line, box  # one line, not one every three characters
+        assert links.nth(n).evaluate("e => e.textContent").startswith("http")
