@@ -425,7 +425,7 @@ def response_submit(
     answer (the earlier one is kept), unless the item's repeat has already been shown. The rows
     and the participant's counters are committed together before this returns, so an
     acknowledged answer is durable. On PostgreSQL a first answer costs one statement, a retry or
-    a revision two (docs/benchmarks.md).
+    a revision three (docs/benchmarks.md; the third counts the last minute's revisions).
     """
     study = participant.study
     if participant.revoked_at is not None:

@@ -196,6 +196,25 @@ def module_db(request, django_db_setup, django_db_blocker):
             atomic.__exit__(None, None, None)
 
 
+def _ids_from_one() -> None:
+    """Start every empty table's ids at 1 again, as in a fresh database.
+
+    The demo's assignment orders are seeded with its participants' ids (`participant_seed`), and
+    the planted annotators' numbers tests expect are those of ids from 1; a parallel worker's
+    database has handed out ids to the modules before (sequences do not roll back). A table
+    that holds rows keeps its sequence."""
+    from django.core.management.color import no_style
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        for sequence in connection.introspection.sequence_list():
+            table = connection.ops.quote_name(sequence["table"])
+            cursor.execute(f"SELECT 1 FROM {table} LIMIT 1")  # noqa: S608 - a model's table
+            if cursor.fetchone() is None:
+                for sql in connection.ops.sequence_reset_by_name_sql(no_style(), [sequence]):
+                    cursor.execute(sql)
+
+
 @pytest.fixture(scope="module")
 def demo_seeded(module_db):
     """The demo researcher and both demo studies, seeded once per module (see `module_db`):
@@ -203,6 +222,7 @@ def demo_seeded(module_db):
     from demo.services import demo_seed
 
     with module_db.unblock():
+        _ids_from_one()
         user, created = demo_seed()
     return user.pk, [(d.study.pk, [p.pk for p in d.participants], dict(d.behaviours))
                      for d in created]

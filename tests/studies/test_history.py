@@ -28,8 +28,11 @@ def test_it_records_new_links_and_control_pairs_with_who(alice_client, alice, ma
     assert events[-2:] == [("controls", "alice", {"count": 2, "seed": 5}),
                            ("invite", "alice", {"count": 3, "label": "lab"})]
     shown = rows(alice_client, study)
-    assert "Invitation links created</td><td>count: 3; label: lab" in shown[0]
-    assert "Random control pairs added</td><td>count: 2; seed: 5" in shown[1]
+    # (PostgreSQL's jsonb keeps keys in its own order: each part is checked on its own)
+    assert "Invitation links created</td><td>" in shown[0]
+    assert "count: 3" in shown[0] and "label: lab" in shown[0]
+    assert "Random control pairs added</td><td>" in shown[1]
+    assert "count: 2" in shown[1] and "seed: 5" in shown[1]
 
 
 def test_a_list_in_an_entry_reads_as_words(alice_client, alice, make_study):
