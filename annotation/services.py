@@ -638,7 +638,7 @@ def responses_import(
     """Validate a response file completely, then store it in one transaction (unless `dry_run`).
 
     `progress(fraction, message)`, when given, is told how far the import has come (a
-    background import shows it, `annotation.imports`).
+    background import shows it, `imports.services`).
 
     `max_bytes` is the size limit (the browser's upload limit by default; the command line has
     its own, `CONCORD_CLI_MAX_BYTES`). ``data`` is the file's bytes or the file itself, opened

@@ -34,6 +34,8 @@ urlpatterns = [
          name="password_reset_confirm"),
     path("accounts/reset/done/", auth_views.PasswordResetCompleteView.as_view(),
          name="password_reset_complete"),
+    # Before studies: the item list's address takes an item upload (imports:items_upload).
+    path("", include("imports.urls")),
     path("", include("studies.urls")),
     path("", include("analysis.urls")),
     path("", include("exports.urls")),

@@ -15,7 +15,6 @@ from django.utils import translation
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation.imports import import_is_large, import_job_create
 from core.problems import Collector, InputError
 from core.tabular import size_over_limit
 
@@ -53,7 +52,6 @@ from .services import (
     coref_items_import,
     item_delete,
     item_update,
-    items_import,
     member_add,
     member_change,
     member_remove,
@@ -136,39 +134,6 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
 
 # Prolific replaces each {{%NAME%}} with the participant's value when it sends them to the study.
 PROLIFIC_QUERY = "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
-
-
-def _items_upload(request: HttpRequest, slug: str) -> HttpResponse:
-    study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
-    form = ItemUploadForm(request.POST, request.FILES)
-    if form.has_error("file", code="empty"):
-        messages.error(request, f"{request.FILES['file'].name}: the file is empty. "
-                                "Nothing was imported.")
-        return redirect("studies:detail", slug=slug)
-    if not form.is_valid():
-        messages.error(request, "Choose a file to upload.")
-        return redirect("studies:detail", slug=slug)
-    upload = form.cleaned_data["file"]
-    if upload.size > settings.CONCORD_MAX_UPLOAD_BYTES:
-        messages.error(request, f"{upload.name}: "
-                                f"{size_over_limit(upload.size, limit=settings.CONCORD_MAX_UPLOAD_BYTES)}."
-                                " Nothing was imported.")
-        return redirect("studies:detail", slug=slug)
-    if import_is_large(upload):  # imported by a background job, with a progress page
-        try:
-            job = import_job_create(study=study, user=request.user, what="items",
-                                    upload=upload)
-        except InputError as exc:
-            return render(request, "studies/upload_errors.html",
-                          {"study": study, "error": exc, "filename": upload.name}, status=400)
-        return redirect("annotation:import_job", slug=slug, job_id=job.pk)
-    try:
-        count = items_import(study=study, data=upload.read(), filename=upload.name)
-    except InputError as exc:
-        return render(request, "studies/upload_errors.html",
-                      {"study": study, "error": exc, "filename": upload.name}, status=400)
-    messages.success(request, f"Imported {count} items from {upload.name}.")
-    return redirect("studies:detail", slug=slug)
 
 
 @login_required
@@ -373,11 +338,10 @@ def _list_page(request: HttpRequest, template: str, partial: str, context: dict)
 
 
 @login_required
-@require_http_methods(["GET", "POST"])
+@require_GET
 def items_upload(request: HttpRequest, slug: str) -> HttpResponse:
-    """GET: the study's items, paged and searchable (``?q=``, ``?page=``). POST: upload more."""
-    if request.method == "POST":
-        return _items_upload(request, slug)
+    """The study's items, paged and searchable (``?q=``, ``?page=``). A POST to this address
+    uploads more: `imports.views.items_upload` takes it (config/urls.py routes it there first)."""
     study = study_get(user=request.user, slug=slug)
     query = clean_query(request.GET.get("q", ""))
     page = paged(request.GET, item_list(study=study, query=query))

@@ -13,9 +13,10 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from annotation.imports import import_job_create, import_job_execute
-from annotation.models import ImportJob, Response
-from annotation.tasks import run_import
+from annotation.models import Response
+from imports.models import ImportJob
+from imports.services import import_job_create, import_job_execute
+from imports.tasks import run_import
 from studies.models import Item
 from studies.services import member_add
 from tests.workers import require_worker_services, start_worker, stop_worker, wait_for
@@ -134,9 +135,9 @@ def test_an_unconfirmed_check_loses_its_file_after_a_day_to_the_hourly_sweep(
     import os
     import time
 
-    from annotation.tasks import sweep_imports
+    from imports.tasks import sweep_imports
 
-    assert settings.CELERY_BEAT_SCHEDULE["imports-sweep"]["task"] == "annotation.tasks.sweep_imports"
+    assert settings.CELERY_BEAT_SCHEDULE["imports-sweep"]["task"] == "imports.tasks.sweep_imports"
     with django_capture_on_commit_callbacks(execute=True):
         post_responses(alice_client, study, name="old.csv")
         post_responses(alice_client, study, name="new.csv")
@@ -175,9 +176,9 @@ def test_it_shows_the_progress_of_a_queued_job(alice_client, study, large):
 
 def test_it_records_progress_while_it_imports(study, large, monkeypatch):
     seen = []
-    monkeypatch.setattr("annotation.imports.job_progress",
+    monkeypatch.setattr("imports.services.job_progress",
                         lambda **kwargs: seen.append(kwargs["progress"]))
-    monkeypatch.setattr("annotation.imports.time.monotonic", iter(range(0, 1000, 10)).__next__)
+    monkeypatch.setattr("imports.services.time.monotonic", iter(range(0, 1000, 10)).__next__)
     job = import_job_create(study=study, user=None, what="responses",
                             upload=SimpleUploadedFile("long.csv", LONG),
                             options={"fmt": "long"}, enqueue=False)

@@ -390,7 +390,7 @@ def test_the_response_upload_preview_shows_the_columns_it_does_not_read(demos, c
     client.force_login(demos)
     upload = io.BytesIO(responses)
     upload.name = "responses.csv"
-    response = client.post(reverse("annotation:responses_import", args=["preview"]),
+    response = client.post(reverse("imports:responses_import", args=["preview"]),
                            {"file": upload, "format": "long"}, follow=True)
     page = response.content.decode()
     assert "Nothing is stored yet" in page

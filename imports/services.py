@@ -21,16 +21,17 @@ import logging
 import secrets
 import shutil
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from pathlib import Path, PurePath
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.files.uploadedfile import UploadedFile
 from django.http import Http404
 
+from annotation.services import responses_import
 from core.problems import InputError, Problem
 from core.responses import ImportSummary, Upload
 from core.tabular import grouped, size_over_limit
@@ -40,7 +41,6 @@ from studies.models import Study
 from studies.services import items_import
 
 from .models import ImportJob
-from .services import responses_import
 
 log = logging.getLogger(__name__)
 
@@ -49,14 +49,14 @@ MAPS = ("item_map", "value_map")
 FOLDER_MAX_AGE_S = 24 * 3600  # a folder left by a job that never ran (its row deleted, say)
 
 
-def import_is_large(upload: UploadedFile) -> bool:
+def import_is_large(upload: UploadedFile[Any]) -> bool:
     """Tell whether an upload is imported by a background job rather than at once."""
     return (upload.size or 0) > settings.CONCORD_IMPORT_SYNC_MAX_BYTES
 
 
-def import_job_create(*, study: Study, user: AbstractBaseUser | None, what: str,
-                      upload: UploadedFile, options: Mapping[str, Any] | None = None,
-                      maps: Mapping[str, UploadedFile | None] | None = None,
+def import_job_create(*, study: Study, user: User | None, what: str,
+                      upload: UploadedFile[Any], options: Mapping[str, Any] | None = None,
+                      maps: Mapping[str, UploadedFile[Any] | None] | None = None,
                       dry_run: bool = False, enqueue: bool = True) -> ImportJob:
     """Keep an upload (and its map files) under IMPORTS_DIR, record a queued job, and send its
     task once the transaction commits.
@@ -98,7 +98,7 @@ def _enqueue(job: ImportJob) -> None:
     job_enqueue(job=job, refused=functools.partial(_forget, job))
 
 
-def import_job_confirm(*, job: ImportJob, user: AbstractBaseUser | None,
+def import_job_confirm(*, job: ImportJob, user: User | None,
                        enqueue: bool = True) -> ImportJob:
     """Start the import of the file a finished check kept (a new job); 404 when it was already
     confirmed or cancelled.
@@ -158,6 +158,7 @@ def import_job_execute(*, job_id: int) -> ImportJob:
             job_progress(model=ImportJob, job_id=job.pk,
                          progress=min(99, max(1, round(100 * fraction))), message=message)
 
+    summary: dict[str, Any]
     try:
         if job.dry_run:
             result = _responses(job, folder, report)
@@ -167,7 +168,7 @@ def import_job_execute(*, job_id: int) -> ImportJob:
         elif job.what == ImportJob.What.ITEMS:
             count = items_import(study=job.study, data=(folder / DATA).read_bytes(),
                                  filename=job.filename, progress=report)
-            summary: dict[str, Any] = {"items": count}
+            summary = {"items": count}
             message = f"Imported {grouped(count)} items from {job.filename}."
         else:
             result = _responses(job, folder, report)
@@ -202,7 +203,8 @@ def import_job_problems(*, job: ImportJob) -> InputError | None:
     return InputError([Problem(*row) for row in job.problems], omitted=job.omitted)
 
 
-def _responses(job: ImportJob, folder: Path, report) -> ImportSummary:
+def _responses(job: ImportJob, folder: Path,
+               report: Callable[[float, str], None]) -> ImportSummary:
     options = job.options
     names = options.get("maps", {})
     maps = {name: Upload(names[name], (folder / name).read_bytes()) if name in names else None
@@ -213,7 +215,7 @@ def _responses(job: ImportJob, folder: Path, report) -> ImportSummary:
             study=job.study, data=data, filename=job.filename,
             fmt=options["fmt"], annotator_column=options.get("annotator_column") or None,
             meta_columns=options.get("meta_columns", ()), dry_run=job.dry_run,
-            progress=report, **maps)
+            progress=report, item_map=maps["item_map"], value_map=maps["value_map"])
 
 
 def _summary(summary: ImportSummary) -> dict[str, Any]:
@@ -244,7 +246,7 @@ def imports_sweep() -> int:
     is deleted no longer offers *Confirm import* (its confirmation answers 404).
 
     Run when a large file is uploaded and every hour by Celery beat
-    (`annotation.tasks.sweep_imports`)."""
+    (`imports.tasks.sweep_imports`)."""
     root = Path(settings.IMPORTS_DIR)
     if not root.is_dir():
         return 0

@@ -1,0 +1,29 @@
+"""Routes of the imports app: item uploads, response import (upload, preview, confirm) and the
+pages of import jobs."""
+
+from django.urls import path
+
+from . import views
+
+app_name = "imports"
+
+urlpatterns = [
+    # The item list's address (studies:items_upload) takes the upload of more items; a GET is
+    # the list, served by the studies app.
+    path("studies/<slug:slug>/items/", views.items_upload, name="items_upload"),
+    path("studies/<slug:slug>/responses/import/", views.responses_upload,
+         name="responses_import"),
+    path("studies/<slug:slug>/responses/import/<slug:key>/", views.responses_preview,
+         name="responses_import_preview"),
+    path("studies/<slug:slug>/responses/import/<slug:key>/cancel/", views.responses_cancel,
+         name="responses_import_cancel"),
+    # Background imports of large uploads (responses here, items from the study's page).
+    path("studies/<slug:slug>/imports/<int:job_id>/", views.import_job_detail,
+         name="import_job"),
+    path("studies/<slug:slug>/imports/<int:job_id>/status.json", views.import_job_status_view,
+         name="import_job_status"),
+    path("studies/<slug:slug>/imports/<int:job_id>/confirm/", views.import_job_confirm_view,
+         name="import_job_confirm"),
+    path("studies/<slug:slug>/imports/<int:job_id>/cancel/", views.import_job_cancel_view,
+         name="import_job_cancel"),
+]
