@@ -81,12 +81,36 @@ def annotator_page(document: Mapping[str, Any], *, name: str, question: str | No
     (`analysis.selectors.annotator_answers`: every question's).  ``labels``: the run's
     ``item_labels`` records of the question for the annotator's items (a stored document keeps
     them apart: `analysis.selectors.item_labels_for`); by default the document's own."""
-    in_run = name in (document.get("annotators") or [])
-    source = (document.get("item_labels") or []) if labels is None else labels
+    by_item = _labels_by_item((document.get("item_labels") or []) if labels is None else labels)
+    rows, seconds, pairs = _answer_rows(answers, question=question, by_item=by_item)
+    timing = [r for r in document.get("timing") or [] if r.get("annotator") in (name, "all")]
+    return AnnotatorPage(
+        name=name, in_run=name in (document.get("annotators") or []), rows=rows,
+        agreement=_agreement(rows), seconds=seconds,
+        timing=next((r for r in timing if r["annotator"] == name), None),
+        pooled=next((r for r in timing if r["annotator"] == "all"), None),
+        duplicates=[r for r in document.get("duplicates") or [] if r.get("annotator") == name],
+        pairs=pairs, rules=_rules(document, name), ranks=_ranks(document, name, scale),
+        truncated=truncated)
+
+
+def _labels_by_item(records: Sequence[Mapping[str, Any]]
+                    ) -> dict[str, dict[str, Mapping[str, Any]]]:
+    """The consensus labels of each item (on CONSENSUS_SCALE), by method."""
     by_item: dict[str, dict[str, Mapping[str, Any]]] = defaultdict(dict)
-    for r in source:
+    for r in records:
         if r.get("scale") == CONSENSUS_SCALE and r.get("method") in COMPETENCE_LABELS:
             by_item[str(r.get("item"))][r["method"]] = r
+    return by_item
+
+
+def _answer_rows(answers: Sequence[Mapping[str, Any]], *, question: str | None,
+                 by_item: Mapping[str, dict[str, Mapping[str, Any]]]
+                 ) -> tuple[list[ConsensusRow], list[float],
+                            list[tuple[str, float | None, float | None]]]:
+    """The rows of the question's answers beside their items' labels, the active seconds of
+    every presentation (whatever the question), and the duplicated items' (item, first answer,
+    repeat) pairs."""
     rows, seconds, seen = [], [], set()
     first: dict[str, float | None] = {}
     repeat: dict[str, float | None] = {}
@@ -100,24 +124,23 @@ def annotator_page(document: Mapping[str, Any], *, name: str, question: str | No
         if question is not None and a["question"] != question:
             continue
         value = None if a["value"] is None else float(a["value"])
-        (first if a["presentation"] == 1 else repeat)[a["item"]] = value
+        if a["presentation"] <= 2:  # a third showing pairs with nothing, as in the analysis
+            (first if a["presentation"] == 1 else repeat)[a["item"]] = value
         rows.append(ConsensusRow(a["item"], a["presentation"], value, bool(a["cant_judge"]),
                                  dict(by_item.get(a["item"], {})),
                                  None if ms is None else ms / 1000.0))
+    pairs = [(item, value, repeat[item]) for item, value in first.items() if item in repeat]
+    return rows, seconds, pairs
+
+
+def _agreement(rows: Sequence[ConsensusRow]) -> dict[str, tuple[int, int]]:
+    """How many first answers agree with each method's label, of those that can be compared."""
     agreement = {}
     for n, method in enumerate(COMPETENCE_LABELS):
         known = [agrees for row in rows if row.presentation == 1
                  for agrees in [row.by_method[n][1]] if agrees is not None]
         agreement[method] = (sum(known), len(known))
-    timing = [r for r in document.get("timing") or [] if r.get("annotator") in (name, "all")]
-    return AnnotatorPage(
-        name=name, in_run=in_run, rows=rows, agreement=agreement, seconds=seconds,
-        timing=next((r for r in timing if r["annotator"] == name), None),
-        pooled=next((r for r in timing if r["annotator"] == "all"), None),
-        duplicates=[r for r in document.get("duplicates") or [] if r.get("annotator") == name],
-        pairs=[(item, value, repeat[item]) for item, value in first.items() if item in repeat],
-        rules=_rules(document, name), ranks=_ranks(document, name, scale),
-        truncated=truncated)
+    return agreement
 
 
 def _rules(document: Mapping[str, Any], name: str) -> list[RuleRow]:

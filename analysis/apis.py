@@ -12,7 +12,9 @@ from rest_framework.response import Response
 
 from core.results import SCHEMA
 from core.settings import AnalysisSettings, Knob, SettingsError, knobs
-from studies.selectors import StudyScopedMixin, study_get
+from studies.decorators import study_view
+from studies.models import Study
+from studies.selectors import Role, StudyScopedMixin
 
 from .models import AnalysisRun
 from .selectors import document_run_id, item_records_page, latest_results
@@ -108,9 +110,9 @@ class AnalysisRunViewSet(StudyScopedMixin, mixins.ListModelMixin, mixins.Retriev
                            "(docs/results.schema.json).")
 @api_view(["GET"])
 @permission_classes([IsAuthenticated])
-def results(request, study_slug: str) -> Response:
+@study_view(need=Role.VIEWER, slug_kwarg="study_slug")
+def results(request, study: Study) -> Response:
     """Return the latest results document of the study (404 before the first finished run)."""
-    study = study_get(user=request.user, slug=study_slug)
     document = latest_results(study=study)
     if document is None:
         raise Http404("No finished analysis yet: start a run.")
@@ -135,9 +137,9 @@ PAGE_MAX = 5000
                 "{section, run, results, next}; ask again with after=next until next is null.")
 @api_view(["GET"])
 @permission_classes([IsAuthenticated])
-def result_items(request, study_slug: str, section: str) -> Response:
+@study_view(need=Role.VIEWER, slug_kwarg="study_slug")
+def result_items(request, study: Study, section: str) -> Response:
     """Page through the per-item records the results document keeps apart."""
-    study = study_get(user=request.user, slug=study_slug)
     if section not in ITEM_FILTERS:
         raise Http404(f"No such section: choose one of {', '.join(ITEM_FILTERS)}.")
     params = request.query_params

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from django.db import connections, router
+from django.db.models import Count, Q
 
 from annotation.models import Answer, Response
 from core.data import (
@@ -22,6 +24,9 @@ from core.data import (
 from core.results import expand_gaps
 from studies.models import Item, Participant, Question, Study
 from studies.selectors import pseudonyms
+
+if TYPE_CHECKING:
+    from .models import AnalysisRun
 
 # One row per answer of an answered presentation (unordered: the loader sorts by the first
 # response's id, the order the analysis lists annotators in; they are named by their stored
@@ -255,10 +260,8 @@ def study_data(*, study: Study, question: Question | None = None) -> StudyData:
 
 def latest_results(*, study: Study) -> dict | None:
     """Return the results document of the newest finished run, or None. One query."""
-    from .models import AnalysisRun
-
-    return (AnalysisRun.objects.filter(study=study, status=AnalysisRun.Status.DONE)
-            .order_by("-finished_at", "-id").values_list("results", flat=True).first())
+    run = latest_run(study=study, fields=("results",))
+    return None if run is None else run.results
 
 
 # One annotator's answers, as the analysis reads them (the first response's time, the current
@@ -308,13 +311,46 @@ def run_settings(*, study: Study, run_id: int) -> dict | None:
             .values_list("settings", flat=True).first())
 
 
-def latest_run(*, study: Study):
-    """Return the newest finished run (id, finish time, results), or None. One query."""
+def latest_run(*, study: Study, fields: Sequence[str] | None = None) -> AnalysisRun | None:
+    """Return the newest finished run, or None: the one that finished last (the highest id among
+    runs that finished at the same time). The one place that says which run the dashboard, its
+    charts, the annotator pages, the API and the exports read. ``fields``: the columns to read
+    (its id always), all when None. One query."""
     from .models import AnalysisRun
 
-    return (AnalysisRun.objects.filter(study=study, status=AnalysisRun.Status.DONE)
-            .order_by("-finished_at", "-id").only("pk", "finished_at", "results", "study_id")
-            .first())
+    runs = (AnalysisRun.objects.filter(study=study, status=AnalysisRun.Status.DONE)
+            .order_by("-finished_at", "-id"))
+    return (runs if fields is None else runs.only(*fields)).first()
+
+
+RECENT_RUNS = 5  # runs listed on the dashboard
+
+
+@dataclass(frozen=True)
+class DashboardData:
+    """What the dashboard reads, besides the study: `analysis.dashboard_page` shapes it."""
+
+    runs: list[AnalysisRun]  # the newest RECENT_RUNS runs, without their results
+    finished: AnalysisRun | None  # the newest finished run with its results
+    people: dict[str, int]  # participant counts: total, complete, started, consented, ...
+
+
+def dashboard_data(*, study: Study) -> DashboardData:
+    """Return the dashboard's reads of a study: three queries whatever the study's size."""
+    from .models import AnalysisRun
+
+    runs = list(AnalysisRun.objects.filter(study=study).defer("results")
+                .order_by("-created_at", "-id")[:RECENT_RUNS])
+    finished = latest_run(study=study)
+    # The completion rate counts consenting people only: an invitation link never opened (and
+    # nobody who merely opened the open link: no participant exists before consent) is no one.
+    people = study.participants.aggregate(
+        total=Count("id"), complete=Count("id", filter=Q(completed_at__isnull=False)),
+        started=Count("id", filter=Q(n_answered__gt=0)),
+        consented=Count("id", filter=Q(consented_at__isnull=False)),
+        consented_complete=Count("id", filter=Q(consented_at__isnull=False,
+                                                completed_at__isnull=False)))
+    return DashboardData(runs=runs, finished=finished, people=people)
 
 
 def study_checks(*, study: Study) -> list[dict]:

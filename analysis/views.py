@@ -11,135 +11,49 @@ import re
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count, Q
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from core.formats import csv_chunks
-from core.results import question_keys, question_view
 from jobs.selectors import job_status
-from studies.models import Membership
-from studies.selectors import Role, study_get
+from studies.decorators import study_view
+from studies.models import Membership, Study
+from studies.selectors import Role
 
 from . import dashboard as tables
 from . import methods
 from .annotator import CONSENSUS_SCALE, annotator_page
 from .charts import annotator_timing_chart, build_charts, chart_data
+from .dashboard_page import dashboard_context, selection
 from .forms import RunForm
 from .models import AnalysisRun
-from .selectors import ANNOTATOR_ROWS, annotator_answers, item_labels_for, latest_run
+from .selectors import (
+    ANNOTATOR_ROWS,
+    annotator_answers,
+    dashboard_data,
+    item_labels_for,
+    latest_run,
+)
 from .services import analysis_run_create
-
-RECENT_RUNS = 5
 
 
 def _selection(request: HttpRequest, document: dict) -> tuple[str | None, dict, str]:
     """Return the question and scale chosen (``?question=&scale=``) and the document as it
     reads for that question; an unknown choice falls back to the first rather than failing."""
-    keys = question_keys(document)
-    question = request.GET.get("question")
-    question = question if question in keys else (keys[0] if keys else None)
-    view = question_view(document, question)
-    names = tables.scale_names(view)
-    scale = request.GET.get("scale", "raw")
-    scale = scale if scale in names else (names[0] if names else "raw")
-    return question, view, scale
-
-
-def _load(request: HttpRequest, slug: str):
-    """The study (owner-scoped), its recent runs, and the latest finished run with its results."""
-    study = study_get(user=request.user, slug=slug)
-    runs = list(AnalysisRun.objects.filter(study=study).defer("results")
-                .order_by("-created_at", "-id")[:RECENT_RUNS])
-    finished = (AnalysisRun.objects.filter(study=study, status=AnalysisRun.Status.DONE)
-                .order_by("-finished_at", "-id").first())
-    return study, runs, finished
+    return selection(document, question=request.GET.get("question"),
+                     scale=request.GET.get("scale", "raw"))
 
 
 @login_required
 @require_GET
-def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
-    study, runs, finished = _load(request, slug)
-    document = finished.results if finished else None
-    # The completion rate counts consenting people only: an invitation link never opened (and
-    # nobody who merely opened the open link: no participant exists before consent) is no one.
-    people = study.participants.aggregate(
-        total=Count("id"), complete=Count("id", filter=Q(completed_at__isnull=False)),
-        started=Count("id", filter=Q(n_answered__gt=0)),
-        consented=Count("id", filter=Q(consented_at__isnull=False)),
-        consented_complete=Count("id", filter=Q(consented_at__isnull=False,
-                                                completed_at__isnull=False)))
-    active = next((r for r in runs if r.is_active), None)
-    # A rerun starts from the settings of the run shown, else from the study's.
-    form = RunForm(initial=RunForm.initial_from(finished.settings if finished
-                                                else study.analysis_settings))
-    context = {"study": study, "runs": runs, "finished": finished, "active": active,
-               "active_state": job_status(job=active) if active else None, "form": form,
-               "people": people, "document": document}
-    if document is not None:
-        question, document, scale = _selection(request, document)
-        # A crowd's thousands of annotators: their tables and charts show SHOWN_ANNOTATORS,
-        # the flagged first, unless the page is asked for all of them.
-        everyone = request.GET.get("annotators") == "all"
-        shown = tables.shown_annotators(document, limit=None if everyone
-                                        else tables.SHOWN_ANNOTATORS)
-        if shown is not None:
-            flagged = set(tables.flagged_annotators(document))
-            params = request.GET.copy()
-            params["annotators"] = "all"
-            named = [a for a in shown if a in flagged]
-            context["annotators_shown"] = {
-                "shown": len(shown), "total": len(document.get("annotators", [])),
-                "flagged": len(named), "flagged_names": named if len(named) <= 10 else [],
-                "others": len(shown) - len(named), "query": params.urlencode()}
-            document = tables.with_annotators(document, shown)
-        pooled, timing = tables.timing_rows(document)
-        rules, flags = tables.flag_rows(document)
-        features, weights = tables.weight_table(document, scale=scale)
-        charts = build_charts(document, question=question, scale=scale,
-                              level=document["settings"].get("level"))
-        context.update({
-            "document": document,
-            "question": question,
-            "questions": tables.question_choices(document),
-            "scale": scale,
-            "scales": tables.scale_names(document),
-            "levels": tables.LEVELS,
-            "alpha_tables": tables.alpha_tables(document),
-            "trust": tables.trust_table(document, scale=scale, items="all"),
-            "trust_simple": tables.trust_table(document, scale=scale, items="simple"),
-            "duplicates": tables.duplicates_rows(document, scale=scale),
-            "timing_pooled": pooled,
-            "timing": timing,
-            "rules": rules,
-            "rule_labels": [tables.RULE_LABELS.get(r, r) for r in rules],
-            "flags": flags,
-            "correlations": tables.attach_intervals(tables.correlation_table(document), document),
-            "ranking": tables.rank_table(document, scale=scale),
-            "quality_correlations": tables.quality_correlation_table(document),
-            "style_correlations": tables.style_correlation_rows(document),
-            "comparisons": tables.comparison_rows(document),
-            "competence_labels": list(tables.COMPETENCE_LABELS.values()),
-            "gaps": tables.gap_rows(document, scale=scale),
-            "largest_gaps": tables.largest_gaps(document, scale=scale),
-            "weight_features": features,
-            "weights": weights,
-            "noise": tables.noise_rows(document),
-            "charts": {},
-            "settings_used": document["settings"],
-        })
-        context["notes"] = tables.dashboard_notes(
-            alpha=context["alpha_tables"], duplicates=context["duplicates"], flags=flags,
-            ranking=context["ranking"], correlations=context["correlations"],
-            quality_correlations=context["quality_correlations"],
-            styles=context["style_correlations"], comparisons=context["comparisons"],
-            noise=context["noise"])
-        for chart in charts:
-            # the correlation chart belongs with its table, in a section of its own on the page
-            section = "correlations" if chart.name == "correlations" else chart.section
-            context["charts"].setdefault(section, []).append(chart)
+@study_view(need=Role.VIEWER)
+def dashboard(request: HttpRequest, study: Study) -> HttpResponse:
+    context = dashboard_context(
+        study=study, data=dashboard_data(study=study), question=request.GET.get("question"),
+        scale=request.GET.get("scale", "raw"), everyone=request.GET.get("annotators") == "all",
+        query=request.GET)
     return render(request, "analysis/dashboard.html", context)
 
 
@@ -148,11 +62,11 @@ PSEUDONYM = re.compile(r"A([1-9][0-9]{0,8})")
 
 @login_required
 @require_GET
-def annotator(request: HttpRequest, slug: str, pseudonym: str) -> HttpResponse:
+@study_view(need=Role.VIEWER)
+def annotator(request: HttpRequest, study: Study, pseudonym: str) -> HttpResponse:
     """One annotator against the newest finished run: their answers beside each item's
     aggregated label, their times, duplicates, every rule's value, their ranks.  Reads the run's
     stored document and one bounded query of their answers; computes no statistic."""
-    study = study_get(user=request.user, slug=slug)
     match = PSEUDONYM.fullmatch(pseudonym)
     participant = match and (study.participants.filter(pseudonym_number=int(match[1]))
                              .only("pk", "study_id", "pseudonym_number", "n_answered", "n_assigned")
@@ -186,26 +100,26 @@ def annotator(request: HttpRequest, slug: str, pseudonym: str) -> HttpResponse:
 
 @login_required
 @require_POST
-def run_start(request: HttpRequest, slug: str) -> HttpResponse:
-    study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
+@study_view(need=Role.EDITOR)
+def run_start(request: HttpRequest, study: Study) -> HttpResponse:
     form = RunForm(request.POST)
     if not form.is_valid():
         problems = "; ".join(f"{form.fields[name].label}: {' '.join(errs)}"
                              for name, errs in form.errors.items())
         messages.error(request, f"The run was not started. {problems}")
-        return redirect("analysis:dashboard", slug=slug)
+        return redirect("analysis:dashboard", slug=study.slug)
     run = analysis_run_create(study=study, user=request.user, overrides=form.cleaned_data)
     if run.status == AnalysisRun.Status.FAILED:  # the broker did not answer: say so now
         messages.error(request, f"Analysis run {run.pk} was not started. {run.error}")
-        return redirect("analysis:dashboard", slug=slug)  # the message opens the page
+        return redirect("analysis:dashboard", slug=study.slug)  # the message opens the page
     messages.success(request, f"Analysis run {run.pk} queued.")
-    return redirect(reverse("analysis:dashboard", kwargs={"slug": slug}) + "#run")
+    return redirect(reverse("analysis:dashboard", kwargs={"slug": study.slug}) + "#run")
 
 
 @login_required
 @require_GET
-def run_status(request: HttpRequest, slug: str, run_id: int) -> JsonResponse:
-    study = study_get(user=request.user, slug=slug)
+@study_view(need=Role.VIEWER)
+def run_status(request: HttpRequest, study: Study, run_id: int) -> JsonResponse:
     run = (AnalysisRun.objects.filter(study=study, pk=run_id).defer("results", "settings")
            .first())
     if run is None:
@@ -213,10 +127,8 @@ def run_status(request: HttpRequest, slug: str, run_id: int) -> JsonResponse:
     return JsonResponse(job_status(job=run))
 
 
-def _chart(request: HttpRequest, slug: str, name: str):
-    study = study_get(user=request.user, slug=slug)
-    finished = (AnalysisRun.objects.filter(study=study, status=AnalysisRun.Status.DONE)
-                .order_by("-finished_at", "-id").only("results").first())
+def _chart(request: HttpRequest, study: Study, name: str):
+    finished = latest_run(study=study, fields=("results",))
     if finished is None:
         raise Http404("No finished analysis yet")
     question, document, scale = _selection(request, finished.results)
@@ -225,7 +137,7 @@ def _chart(request: HttpRequest, slug: str, name: str):
     chart = next((c for c in charts if c.name == name), None)
     if chart is None:
         raise Http404("No such chart")
-    return study, chart
+    return chart
 
 
 def _attachment(response: HttpResponse, filename: str) -> HttpResponse:
@@ -235,8 +147,9 @@ def _attachment(response: HttpResponse, filename: str) -> HttpResponse:
 
 @login_required
 @require_GET
-def chart_spec(request: HttpRequest, slug: str, name: str) -> HttpResponse:
-    study, chart = _chart(request, slug, name)
+@study_view(need=Role.VIEWER)
+def chart_spec(request: HttpRequest, study: Study, name: str) -> HttpResponse:
+    chart = _chart(request, study, name)
     body = json.dumps(chart.spec, indent=1, ensure_ascii=False)
     return _attachment(HttpResponse(body, content_type="application/json"),
                        f"{study.slug}-{chart.name}.vl.json")
@@ -244,10 +157,11 @@ def chart_spec(request: HttpRequest, slug: str, name: str) -> HttpResponse:
 
 @login_required
 @require_GET
-def chart_values(request: HttpRequest, slug: str, name: str, fmt: str) -> HttpResponse:
+@study_view(need=Role.VIEWER)
+def chart_values(request: HttpRequest, study: Study, name: str, fmt: str) -> HttpResponse:
     if fmt not in ("csv", "json"):
         raise Http404("Chart data comes as .csv or .json")
-    study, chart = _chart(request, slug, name)
+    chart = _chart(request, study, name)
     rows = chart_data(chart)
     if fmt == "json":
         body = json.dumps(rows, indent=1, ensure_ascii=False)
@@ -298,17 +212,17 @@ def method(request: HttpRequest, name: str) -> HttpResponse:
 
 @login_required
 @require_GET
-def run_method(request: HttpRequest, slug: str, run_id: int, name: str) -> HttpResponse:
+@study_view(need=Role.VIEWER)
+def run_method(request: HttpRequest, study: Study, run_id: int, name: str) -> HttpResponse:
     """How one statistic is computed, with the settings a finished run used for it."""
     if name not in methods.METHODS:
         raise Http404("No such method page")
-    study = study_get(user=request.user, slug=slug)
     found = (AnalysisRun.objects.filter(study=study, pk=run_id, status=AnalysisRun.Status.DONE)
              .values_list("results__settings", "results__generated_at").first())
     if found is None:
         raise Http404("No finished run with this number")
     used, generated_at = found
-    return _method_page(request, name, (slug, run_id), study=study, run_id=run_id,
+    return _method_page(request, name, (study.slug, run_id), study=study, run_id=run_id,
                         generated_at=generated_at,
                         settings_rows=methods.settings_rows(name, used or {}))
 

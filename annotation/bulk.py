@@ -33,6 +33,7 @@ from core.responses import (
     AnnotatorSummary,
     ImportSummary,
     Upload,
+    later_presentations,
     long_unread,
     responses_stream_long,
 )
@@ -183,9 +184,11 @@ def _import(*, study: Study, data: bytes | BinaryIO, filename: str, annotator_co
         per = _presentations(cursor, rank=rank, ids=not dry_run)
         ordered = sorted(annotators.items(), key=lambda pair: rank[pair[1].index])
         summary = _summary(filename=filename, annotators=ordered, per=per, cursor=cursor)
+        cursor.execute(f"SELECT count(*) FROM {GROUPS} WHERE stored AND presentation > 2")  # noqa: S608 (table names only)
+        later = later_presentations(cursor.fetchone()[0])
         if stream.columns is not None:  # the export columns the import does not read
             summary = replace(summary, warnings=tuple(
-                long_unread(stream.columns.header, annotator_column)))
+                long_unread(stream.columns.header, annotator_column)) + tuple(later))
         if not dry_run:
             if progress:
                 progress(0.85, f"storing the answers of {len(annotators)} annotators")

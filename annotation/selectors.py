@@ -13,7 +13,7 @@ from statistics import median
 
 from django.conf import settings
 from django.db import connections, router
-from django.db.models import Model
+from django.db.models import Count, Model
 from django.db.models.base import ModelState
 from django.http import Http404
 
@@ -251,7 +251,7 @@ def revisable(*, assignment: Assignment) -> bool:
 
 
 # The duration an instructions page announces: the median active time of the study's first
-# answers once there are enough of them, else a default per display (per question).
+# answers to main items once there are enough of them, else a default per display (per question).
 ESTIMATE_MIN_ANSWERS = 20
 ESTIMATE_SAMPLE = 1000
 
@@ -259,24 +259,42 @@ ESTIMATE_SAMPLE = 1000
 def study_item_seconds(*, study: Study) -> float:
     """Return the expected active seconds per item of a study.
 
-    The median active time of the first answers (revision 1) collected in Concord, over the
-    study's most recent 1 000, once there are at least 20; before that the display's default
-    (``CONCORD_ITEM_SECONDS``: text 20 s, pair 15 s, coref 45 s) times the number of questions.
-    One query.
+    The median active time of the first answers (revision 1) to main items collected in
+    Concord, over the study's most recent 1 000, once there are at least 20; before that the
+    display's default (``CONCORD_ITEM_SECONDS``: text 20 s, pair 15 s, coref 45 s) times the
+    number of questions. Screening and check items are left out of the median: a few known
+    answers, often short, would make the whole study look quicker than it is. One query.
     """
     times = list(Response.objects.filter(
         participant__study_id=study.pk, revision=1, source=Response.Source.APP,
-        active_ms__isnull=False).order_by("-id").values_list("active_ms", flat=True)
-        [:ESTIMATE_SAMPLE])
+        item__role=Item.Role.MAIN, active_ms__isnull=False)
+        .order_by("-id").values_list("active_ms", flat=True)[:ESTIMATE_SAMPLE])
     if len(times) >= ESTIMATE_MIN_ANSWERS:
         return median(times) / 1000
     per_question = settings.CONCORD_ITEM_SECONDS.get(study.display, 20)
     return per_question * max(1, len(study.question_list))
 
 
+def _main_presentations_to_come(participant: Participant) -> int:
+    """The main presentations a participant still in screening will get if they pass: the design's
+    items (``items_per_participant``, 0 = every main item), their repeats and the checks. Until
+    the screening is decided only the screening items are assigned (`participant_assign`), so
+    ``n_assigned`` alone would announce a 19-item study as the one screening item's minute."""
+    study = participant.study
+    roles = dict(Item.objects.filter(study_id=study.pk).order_by().values("role")
+                 .annotate(n=Count("id")).values_list("role", "n"))
+    main = roles.get(Item.Role.MAIN, 0)
+    items = min(study.items_per_participant, main) if study.items_per_participant else main
+    return items + min(study.duplicates_per_participant, items) + roles.get(Item.Role.CHECK, 0)
+
+
 def participant_minutes_left(*, participant: Participant) -> int:
-    """Return about how many minutes the participant's remaining items take (at least 1)."""
+    """Return about how many minutes the participant's remaining items take (at least 1): every
+    presentation assigned and not answered yet, and, while the screening is pending, the main
+    ones that follow it."""
     left = max(0, participant.n_assigned - participant.n_answered)
+    if participant.screening == Participant.Screening.PENDING:
+        left += _main_presentations_to_come(participant)
     seconds = left * study_item_seconds(study=participant.study)
     return max(1, math.ceil(seconds / 60))
 

@@ -472,6 +472,18 @@ def response_submit(
             assigned = participant.n_assigned
         return SubmitResult(response_id=stored[0], created=True, answered=answered,
                             assigned=assigned)
+    # Not a first answer: a retry or a revision. One annotator stored 300 revisions of an item
+    # in 5 s; over CONCORD_REVISIONS_PER_MINUTE a new revision waits (429: the page keeps it and
+    # sends it again), while a retry of a stored one is still acknowledged.
+    limit = settings.CONCORD_REVISIONS_PER_MINUTE
+    if limit and Response.objects.filter(
+            participant_id=participant.pk, position=position,
+            received_at__gte=now - timedelta(seconds=60)).count() >= limit:
+        retry = _retried(connection, db_client_id, participant=participant, position=position)
+        if retry is not None:
+            return retry
+        raise AnswerRejected(f"more than {limit} changes to this answer in a minute; it is "
+                             "sent again in a moment", status=429)
     if connection.vendor == "postgresql":
         return _revise_pg(connection, participant=participant, position=position, params={
             "client_id": response[1], "active_ms": active_ms, "events": response[3],

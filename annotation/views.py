@@ -244,7 +244,7 @@ def answer(request: HttpRequest, participant: Participant) -> HttpResponse:
     wants_json = request.content_type == "application/json"
     try:
         payload = _payload(request, wants_json)
-        position = _whole(payload.get("position"), "position", low=0, high=10**9)
+        position = _whole(payload.get("position"), "position", low=0, high=10**9, exact=True)
         client_id = uuid.UUID(str(payload["client_id"]))
         raw_ms = payload.get("active_ms")
         active_ms = None if raw_ms in (None, "") else _whole(raw_ms, "active_ms", low=0,
@@ -290,8 +290,12 @@ def _no_constant(name: str) -> float:
     raise _Malformed(f"{name} is not a number")
 
 
-def _whole(raw, name: str, *, low: int, high: int, clamp: bool = False) -> int:
-    """Read a whole number field; out of range is an error (or, with ``clamp``, unknown)."""
+def _whole(raw, name: str, *, low: int, high: int, clamp: bool = False,
+           exact: bool = False) -> int:
+    """Read a whole number field; out of range is an error (or, with ``clamp``, unknown).
+
+    With ``exact``, a fraction is an error too: a position of 1.5 names no item (it was stored
+    as 1); a duration (active_ms) may be fractional and is rounded down."""
     if isinstance(raw, bool) or raw is None:
         raise _Malformed(f"{name} must be a whole number")
     try:
@@ -302,6 +306,8 @@ def _whole(raw, name: str, *, low: int, high: int, clamp: bool = False) -> int:
         if clamp and math.isfinite(number) and number > high:
             return high
         raise _Malformed(f"{name} must be a whole number from {low} to {high}")
+    if exact and not number.is_integer():
+        raise _Malformed(f"{name} must be a whole number, not {number:g}")
     return int(number)
 
 
@@ -324,9 +330,11 @@ def _answers(payload, questions, wants_json: bool) -> dict:
 
 
 def _json_list(raw: str | None) -> list:
+    if raw and json_too_deep(raw, 8):  # as the JSON answer's guard: json.loads recurses
+        return []
     try:
         value = json.loads(raw or "[]", parse_constant=_no_constant)
-    except ValueError:
+    except (ValueError, RecursionError):
         return []
     return value if isinstance(value, list) else []
 

@@ -1,5 +1,6 @@
 """Our middleware: 503 with Retry-After while the database cannot be reached, the CSP header
-built once per policy, and the message storage built only for a request that uses it.
+built once per policy, the message storage built only for a request that uses it, a NUL byte in
+a link refused before any view sees it, and no response of a view kept in a cache.
 
 Answer 503 with Retry-After, at once, while the database cannot be reached.
 
@@ -27,7 +28,14 @@ from django.contrib.messages.storage import default_storage
 from django.core.signals import setting_changed
 from django.db import InterfaceError, OperationalError, connections
 from django.dispatch import receiver
-from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    HttpResponseBase,
+    JsonResponse,
+)
 from django.template.loader import render_to_string
 from django.utils.cache import add_never_cache_headers
 from django.utils.functional import SimpleLazyObject, empty
@@ -165,3 +173,51 @@ class MessageMiddleware(DjangoMessageMiddleware):
         if isinstance(messages, SimpleLazyObject) and messages._wrapped is empty:
             return response
         return super().process_response(request, response)  # type: ignore[arg-type]
+
+
+class NulRefusalMiddleware:
+    """Answer 404 for a path, 400 for a query string, that holds a NUL character (``%00``).
+
+    No link of the app ever holds one, but every route takes its parameters (a study's slug, a
+    participant's token, an item's id) to the database, and PostgreSQL refuses a NUL in text
+    with an error: a 500 for anyone, logged in or not (``/a/%00/``). Refused here, once, no view
+    and no selector has to think of it. Before WhiteNoise: a file name cannot hold one either.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
+        if "\x00" in request.path_info:
+            if _wants_json(request):
+                return JsonResponse({"detail": "Not found."}, status=404)
+            raise Http404("a link cannot hold a NUL character")  # the site's own 404 page
+        # The raw query string: %00 is how a NUL arrives (a bare one is refused by the server).
+        query = request.META.get("QUERY_STRING", "")
+        if "%00" in query or "\x00" in query:
+            message = "A query parameter holds a NUL character (%00)."
+            if _wants_json(request):
+                return JsonResponse({"detail": message}, status=400)
+            return HttpResponseBadRequest(message, content_type="text/plain; charset=utf-8")
+        return self.get_response(request)
+
+
+class NoStoreMiddleware:
+    """Send ``Cache-Control: no-store`` with every response of a view that sets none itself.
+
+    Every page is private: a researcher's pages and API answers, or an annotator's pages, whose
+    links are the annotator's credential. Neither a shared computer's browser cache nor a proxy
+    may keep one (the back button after logging out, the next user of a lab machine). Static
+    files never reach this middleware (WhiteNoise, before it, answers them with their own
+    long-lived headers); a view that chose its own caching keeps it. One header, no session
+    read: the answer path pays nothing measurable.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
+        response = self.get_response(request)
+        if "Cache-Control" not in response:
+            response["Cache-Control"] = "no-store"
+        return response

@@ -140,7 +140,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "config.middleware.NulRefusalMiddleware",  # a NUL in a link: 404, before any lookup
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "config.middleware.NoStoreMiddleware",  # after WhiteNoise: static files keep their caching
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -429,6 +431,12 @@ for _name in ("CONCORD_JOIN_RATE_PER_ADDRESS", "CONCORD_JOIN_RATE_PER_STUDY",
               "CONCORD_PASSWORD_RESET_PER_ADDRESS", "CONCORD_PASSWORD_RESET_PER_EMAIL"):
     if globals()[_name] < 0:
         raise ImproperlyConfigured(f"{_name}={globals()[_name]} is negative (0: no limit)")
+# New revisions of one answer an annotator may store a minute (0: no limit); beyond, the answer
+# waits (429) and the page sends it again: a script cannot fill the revisions table.
+CONCORD_REVISIONS_PER_MINUTE = envint("CONCORD_REVISIONS_PER_MINUTE", 30)
+if CONCORD_REVISIONS_PER_MINUTE < 0:
+    raise ImproperlyConfigured(f"CONCORD_REVISIONS_PER_MINUTE={CONCORD_REVISIONS_PER_MINUTE} is "
+                               "negative (0: no limit)")
 CONCORD_MAX_UPLOAD_BYTES = envint("CONCORD_MAX_UPLOAD_BYTES", 10 * 1024 * 1024)
 # A methods bundle (import_bundle, "Import a bundle"): the zip's size, its number of members and
 # what its members may unpack to, each and together (a zip bomb is refused from its declared
@@ -551,6 +559,10 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # DRF's JSON parser with a nesting limit and no NUL or lone surrogate: a 400, never a 500.
+    "DEFAULT_PARSER_CLASSES": ["config.parsers.JSONParser",
+                               "rest_framework.parsers.FormParser",
+                               "rest_framework.parsers.MultiPartParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "studies.pagination.Pagination",
     "PAGE_SIZE": 100,

@@ -24,6 +24,7 @@ import zipfile
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
+from typing import NamedTuple
 
 from core.formats import unneutralise
 from core.problems import Collector, InputError, Problem
@@ -50,6 +51,10 @@ class ZipLimits:
     max_members: int = 64
     max_member_bytes: int = 200 * 1024 * 1024
     max_total_bytes: int = 400 * 1024 * 1024
+    # Every member a bundle is read for is text with short lines (indented JSON, CSV rows): a
+    # NUL byte, or a line longer than this, refuses the member as soon as it is unpacked, not
+    # after 200 MB of zeros were unpacked and parsed (11 s).
+    max_line_bytes: int = 4 * 1_048_576
 
 
 DEFAULT_ZIP_LIMITS = ZipLimits()
@@ -121,12 +126,13 @@ def bundle_members(data: bytes, *, filename: str, wanted: Collection[str],
         out: dict[str, bytes] = {}
         for name, info in chosen.items():
             try:
-                with archive.open(info) as member:
-                    # Never read past the declared size: an archive lying about it is refused.
-                    body = member.read(info.file_size + 1)
+                body, why = _member_text(archive, info, limits)
             except (zipfile.BadZipFile, OSError, EOFError, RuntimeError, NotImplementedError,
                     ValueError) as exc:
                 errors.add(f"the member cannot be read: {exc}", file=f"{filename}/{name}")
+                continue
+            if why:
+                errors.add(why, file=f"{filename}/{name}")
                 continue
             if len(body) != info.file_size:
                 errors.add("the member's size is not the one the archive declares",
@@ -135,6 +141,41 @@ def bundle_members(data: bytes, *, filename: str, wanted: Collection[str],
             out[name] = body
         errors.raise_if_any()
     return out
+
+
+_CHUNK = 1024 * 1024
+
+
+def _member_text(archive: zipfile.ZipFile, info: zipfile.ZipInfo,
+                 limits: ZipLimits) -> tuple[bytes, str | None]:
+    """Unpack one member a megabyte at a time; return its bytes, or why it is not text.
+
+    Never reads past the declared size (an archive lying about it is refused by the caller),
+    and stops at the first NUL byte or over-long line: hostile bytes cost a megabyte of work.
+    """
+    pieces: list[bytes] = []
+    line = 0  # bytes since the last newline
+    read = 0
+    with archive.open(info) as member:
+        while read <= info.file_size:
+            chunk = member.read(min(_CHUNK, info.file_size + 1 - read))
+            if not chunk:
+                break
+            read += len(chunk)
+            if b"\x00" in chunk:
+                return b"", "the member is not text: it holds a NUL byte"
+            parts = chunk.split(b"\n")
+            longest = line + len(parts[0])  # the line the previous chunk left open, continued
+            if len(parts) > 1:
+                longest = max(longest, *(len(part) for part in parts[1:]))
+                line = len(parts[-1])
+            else:
+                line = longest
+            if longest > limits.max_line_bytes:
+                return b"", (f"the member has a line longer than {limits.max_line_bytes} bytes;"
+                             " a bundle's files have short lines")
+            pieces.append(chunk)
+    return b"".join(pieces), None
 
 
 # --- the revisions file ---------------------------------------------------------------------
@@ -216,113 +257,183 @@ def revisions_parse(data: bytes, *, filename: str, items: Collection[str],
     errors.raise_if_any()
     known_items = set(items)
     scales = {key: {float(v) for v in values} for key, values in questions.items()}
-    presented: dict[tuple[str, str, int], Presentation] = {}
-    revisions: dict[tuple[str, str, int, int], Revision] = {}
-    positions: dict[tuple[str, int], tuple[str, int, int]] = {}
+    grouped = _Grouped(errors)
     for line, cells in grid.rows:
-        def cell(name: str, cells: Sequence[str] = cells) -> str:
-            return cells[at[name]]
+        row = _revision_row({name: cells[at[name]] for name in REVISION_COLUMNS}, line, errors,
+                            items=known_items, scales=scales)
+        if row is not None:
+            grouped.add(row, line)
+    grouped.check_numbering()
+    errors.raise_if_any()
+    return list(grouped.presented.values())
 
-        ok = True
-        annotator = unneutralise(cell("annotator").strip())
-        if not PSEUDONYM.fullmatch(annotator):
-            errors.add(f"{annotator[:40]!r} is not a pseudonym (A1, A2, …)", line=line,
-                       column="annotator")
+
+class _Row(NamedTuple):
+    """One valid row of the revisions file: one answer of one revision."""
+
+    annotator: str
+    item: str
+    presentation: int
+    position: int | None
+    revision: int
+    active_ms: int | None
+    current: bool
+    source: str
+    question: str
+    value: float | None
+    missing: str
+    comment: str
+
+
+def _revision_row(cell: Mapping[str, str], line: int, errors: Collector, *,
+                  items: Collection[str], scales: Mapping[str, set[float]]) -> _Row | None:
+    """Check one row's cells, reporting every problem; return the row, or None when any."""
+    ok = True
+    annotator = unneutralise(cell["annotator"].strip())
+    if not PSEUDONYM.fullmatch(annotator):
+        errors.add(f"{annotator[:40]!r} is not a pseudonym (A1, A2, …)", line=line,
+                   column="annotator")
+        ok = False
+    item = unneutralise(cell["item"].strip())
+    if item not in items:
+        errors.add(f"{item[:60]!r} is not an item of the bundle's items.csv", line=line,
+                   column="item")
+        ok = False
+    number = _whole(cell["presentation"], errors, line, "presentation", low=1,
+                    high=MAX_PRESENTATION, blank=False)
+    position = _whole(cell["position"], errors, line, "position", low=0, high=MAX_POSITION,
+                      blank=True)
+    revision = _whole(cell["revision"], errors, line, "revision", low=1,
+                      high=MAX_PRESENTATION, blank=False)
+    active_ms = _whole(cell["active_ms"], errors, line, "active_ms", low=0,
+                       high=MAX_ACTIVE_MS, blank=True)
+    # INVALID is -1, never a valid value (a False marker would equal position 0).
+    ok = ok and INVALID not in (number, position, revision, active_ms)
+    current_raw = cell["current"].strip().lower()
+    if current_raw not in ("0", "1", "true", "false"):
+        errors.add(f"{current_raw[:20]!r} is not a flag (0 or 1)", line=line,
+                   column="current")
+        ok = False
+    source = cell["source"].strip()
+    if source not in SOURCES:
+        errors.add(f"{source[:20]!r} is not a source ({' or '.join(SOURCES)})", line=line,
+                   column="source")
+        ok = False
+    answer = _answer(cell, line, errors, scales=scales)
+    if not ok or answer is None:
+        return None
+    assert number is not None and revision is not None
+    key, value, reason = answer
+    return _Row(annotator, item, number, position, revision, active_ms,
+                current_raw in ("1", "true"), source, key, value, reason,
+                unneutralise(cell["comment"]))
+
+
+def _answer(cell: Mapping[str, str], line: int, errors: Collector, *,
+            scales: Mapping[str, set[float]]) -> tuple[str, float | None, str] | None:
+    """The row's question, value and missing reason, or None when one of them is reported: a
+    question of the definition, a value of its scale, a known reason, not both a value and a
+    reason."""
+    ok = True
+    key = cell["question"].strip()
+    value: float | None = None
+    if key not in scales:
+        errors.add(f"{key[:40]!r} is not a question of the bundle's definition "
+                   f"({', '.join(scales)})", line=line, column="question")
+        ok = False
+    elif cell["value"].strip():
+        try:
+            value = float(cell["value"])
+        except ValueError:
+            value = None
+        if value is None or value not in scales[key]:
+            shown = ", ".join(f"{v:g}" for v in sorted(scales[key]))
+            errors.add(f"{cell['value'].strip()[:40]!r} is not a value of the question's "
+                       f"scale ({shown})", line=line, column="value")
             ok = False
-        item = unneutralise(cell("item").strip())
-        if item not in known_items:
-            errors.add(f"{item[:60]!r} is not an item of the bundle's items.csv", line=line,
-                       column="item")
-            ok = False
-        number = _whole(cell("presentation"), errors, line, "presentation", low=1,
-                        high=MAX_PRESENTATION, blank=False)
-        position = _whole(cell("position"), errors, line, "position", low=0, high=MAX_POSITION,
-                          blank=True)
-        revision = _whole(cell("revision"), errors, line, "revision", low=1,
-                          high=MAX_PRESENTATION, blank=False)
-        active_ms = _whole(cell("active_ms"), errors, line, "active_ms", low=0,
-                           high=MAX_ACTIVE_MS, blank=True)
-        # INVALID is -1, never a valid value (a False marker would equal position 0).
-        ok = ok and INVALID not in (number, position, revision, active_ms)
-        current_raw = cell("current").strip().lower()
-        if current_raw not in ("0", "1", "true", "false"):
-            errors.add(f"{current_raw[:20]!r} is not a flag (0 or 1)", line=line,
-                       column="current")
-            ok = False
-        source = cell("source").strip()
-        if source not in SOURCES:
-            errors.add(f"{source[:20]!r} is not a source ({' or '.join(SOURCES)})", line=line,
-                       column="source")
-            ok = False
-        key = cell("question").strip()
-        value: float | None = None
-        if key not in scales:
-            errors.add(f"{key[:40]!r} is not a question of the bundle's definition "
-                       f"({', '.join(scales)})", line=line, column="question")
-            ok = False
-        elif cell("value").strip():
-            try:
-                value = float(cell("value"))
-            except ValueError:
-                value = None
-            if value is None or value not in scales[key]:
-                shown = ", ".join(f"{v:g}" for v in sorted(scales[key]))
-                errors.add(f"{cell('value').strip()[:40]!r} is not a value of the question's "
-                           f"scale ({shown})", line=line, column="value")
-                ok = False
-        reason = cell("missing").strip()
-        if reason and reason not in MISSING:
-            errors.add(f"{reason[:40]!r} is not a reason for a missing value "
-                       f"({' or '.join(MISSING)}, or empty when answered)", line=line,
-                       column="missing")
-            ok = False
-        elif reason and value is not None:
-            errors.add(f"a value and a missing reason ({reason}): one of them is empty",
-                       line=line, column="missing")
-            ok = False
-        if not ok:
-            continue
-        assert number is not None and revision is not None
-        current = current_raw in ("1", "true")
-        group = presented.get((annotator, item, number))
+    reason = cell["missing"].strip()
+    if reason and reason not in MISSING:
+        errors.add(f"{reason[:40]!r} is not a reason for a missing value "
+                   f"({' or '.join(MISSING)}, or empty when answered)", line=line,
+                   column="missing")
+        ok = False
+    elif reason and value is not None:
+        errors.add(f"a value and a missing reason ({reason}): one of them is empty",
+                   line=line, column="missing")
+        ok = False
+    return (key, value, reason) if ok else None
+
+
+class _Grouped:
+    """The valid rows gathered into presentations and their revisions, with the checks across
+    rows: one position per presentation and one presentation per position of an annotator,
+    the rows of one revision agreeing, a question answered once per revision."""
+
+    def __init__(self, errors: Collector) -> None:
+        self.errors = errors
+        self.presented: dict[tuple[str, str, int], Presentation] = {}
+        self.revisions: dict[tuple[str, str, int, int], Revision] = {}
+        self.positions: dict[tuple[str, int], tuple[str, int, int]] = {}
+
+    def add(self, row: _Row, line: int) -> None:
+        group = self._presentation(row, line)
+        found = None if group is None else self._revision(group, row, line)
+        if found is None:
+            return
+        if row.question in found.cells:
+            self.errors.add(f"question {row.question!r} is answered twice in revision "
+                            f"{row.revision} of {row.annotator}'s presentation "
+                            f"{row.presentation} of {row.item!r}", line=line,
+                            column="question")
+            return
+        found.cells[row.question] = Cell(row.value, row.missing, row.comment)
+
+    def _presentation(self, row: _Row, line: int) -> Presentation | None:
+        """The row's presentation (new on its first row), or None when its position differs."""
+        annotator, item, number, position = row[:4]
+        group = self.presented.get((annotator, item, number))
         if group is None:
-            group = presented[(annotator, item, number)] = Presentation(
+            group = self.presented[(annotator, item, number)] = Presentation(
                 annotator, item, number, position, line)
             if position is not None:
-                earlier = positions.setdefault((annotator, position), (item, number, line))
+                earlier = self.positions.setdefault((annotator, position), (item, number, line))
                 if earlier[:2] != (item, number):
-                    errors.add(f"position {position} of {annotator} is already used on line "
-                               f"{earlier[2]}", line=line, column="position")
+                    self.errors.add(f"position {position} of {annotator} is already used on "
+                                    f"line {earlier[2]}", line=line, column="position")
         elif group.position != position:
-            errors.add(f"position {position} differs from the position {group.position} of "
-                       f"this presentation on line {group.line}", line=line, column="position")
-            continue
-        found = revisions.get((annotator, item, number, revision))
+            self.errors.add(f"position {position} differs from the position {group.position} "
+                            f"of this presentation on line {group.line}", line=line,
+                            column="position")
+            return None
+        return group
+
+    def _revision(self, group: Presentation, row: _Row, line: int) -> Revision | None:
+        """The row's revision (new on its first row), or None when it disagrees with it."""
+        key = (row.annotator, row.item, row.presentation, row.revision)
+        found = self.revisions.get(key)
         if found is None:
-            found = revisions[(annotator, item, number, revision)] = Revision(
-                revision, current, active_ms, source, line)
+            found = self.revisions[key] = Revision(
+                row.revision, row.current, row.active_ms, row.source, line)
             group.revisions.append(found)
-        elif (found.current, found.active_ms, found.source) != (current, active_ms, source):
-            errors.add(f"current, active_ms or source differ from the same revision's line "
-                       f"{found.line}", line=line)
-            continue
-        if key in found.cells:
-            errors.add(f"question {key!r} is answered twice in revision {revision} of "
-                       f"{annotator}'s presentation {number} of {item!r}", line=line,
-                       column="question")
-            continue
-        found.cells[key] = Cell(value, reason, unneutralise(cell("comment")))
-    for group in presented.values():
-        group.revisions.sort(key=lambda r: r.number)
-        numbers = [r.number for r in group.revisions]
-        if numbers != list(range(1, len(numbers) + 1)):
-            errors.add(f"revisions {numbers} of {group.annotator}'s presentation "
-                       f"{group.presentation} of {group.item!r}: they are numbered 1, 2, …",
-                       line=group.line, column="revision")
-        currents = [r.number for r in group.revisions if r.current]
-        if len(currents) != 1:
-            errors.add(f"{group.annotator}'s presentation {group.presentation} of "
-                       f"{group.item!r} has {len(currents)} current revisions; exactly one",
-                       line=group.line, column="current")
-    errors.raise_if_any()
-    return list(presented.values())
+        elif (found.current, found.active_ms, found.source) != (row.current, row.active_ms,
+                                                                row.source):
+            self.errors.add(f"current, active_ms or source differ from the same revision's "
+                            f"line {found.line}", line=line)
+            return None
+        return found
+
+    def check_numbering(self) -> None:
+        """Sort each presentation's revisions; report numbers other than 1, 2, … and a count
+        of current revisions other than one."""
+        for group in self.presented.values():
+            group.revisions.sort(key=lambda r: r.number)
+            numbers = [r.number for r in group.revisions]
+            if numbers != list(range(1, len(numbers) + 1)):
+                self.errors.add(f"revisions {numbers} of {group.annotator}'s presentation "
+                                f"{group.presentation} of {group.item!r}: they are numbered "
+                                f"1, 2, …", line=group.line, column="revision")
+            currents = [r.number for r in group.revisions if r.current]
+            if len(currents) != 1:
+                self.errors.add(f"{group.annotator}'s presentation {group.presentation} of "
+                                f"{group.item!r} has {len(currents)} current revisions; "
+                                f"exactly one", line=group.line, column="current")

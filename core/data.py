@@ -18,7 +18,9 @@ class StudyData:
 
     `item`, `annotator`, `value`, `duration_ms` are aligned long-format arrays of the *first*
     presentations (index into `item_ids` / `annotators`; value nan = blank). `dup_*` hold the
-    duplicate pairs (first and repeat answers of the same annotator and item). `cant_judge`,
+    duplicate pairs (first and repeat answers of the same annotator and item): the first two
+    presentations only, so `later_annotator` names the annotator of each response to a third or
+    later presentation (an imported file may hold them), which enters no statistic. `cant_judge`,
     aligned with `value`, marks the blanks whose reason is "can't judge" (None: not known);
     such an answer is a missing value like any blank, never a category.
     """
@@ -43,6 +45,7 @@ class StudyData:
     # Words of each item's text (all its texts together), for the reading-speed floor of the
     # too-fast rule; None: not known.
     item_words: FloatArray | None = None
+    later_annotator: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     @property
     def n_items(self) -> int:
@@ -84,6 +87,7 @@ class StudyData:
             cant_judge=None if self.cant_judge is None else self.cant_judge[rows],
             dup_item=self.dup_item[pairs], dup_annotator=new_index[self.dup_annotator[pairs]],
             dup_first=self.dup_first[pairs], dup_repeat=self.dup_repeat[pairs],
+            later_annotator=new_index[self.later_annotator[new_index[self.later_annotator] >= 0]],
         )
 
 
@@ -170,7 +174,8 @@ def study_data_from_answers(items: ItemColumns, *, participant: npt.ArrayLike,
     `value` and `active_ms` (nan = blank or unknown), and optionally `cant_judge` (the blanks
     answered "can't judge"). Annotators are numbered in the order of
     their first answer and named A1, A2, ...; only first presentations enter `item`/`value`;
-    an item shown twice to the same annotator is a duplicate pair (first and repeat answers).
+    an item shown twice to the same annotator is a duplicate pair (first and repeat answers);
+    a third or later presentation enters neither, only `later_annotator`.
     Example: participants [9, 4, 9] answering items [0, 0, 1] make annotators A1 (9) and A2 (4).
     ``names`` ({participant id: name}, e.g. the pseudonyms a database stores) names them
     instead, in the same order; an id it lacks is named "P<id>".
@@ -187,6 +192,7 @@ def study_data_from_answers(items: ItemColumns, *, participant: npt.ArrayLike,
     first = presentation == 1
     dup_annotator, dup_item, dup_first, dup_repeat = duplicate_pairs_long(
         annotator, item, presentation, value)
+    later = presentation > 2  # numbered from 1 (above), so the rows duplicate_pairs_long leaves
     meta = items.meta
     has_sentiment = bool(meta) and all("sentiment_a" in m and "sentiment_b" in m for m in meta)
     sources = {m.get("sentiment_source", "imported") for m in meta}
@@ -211,6 +217,7 @@ def study_data_from_answers(items: ItemColumns, *, participant: npt.ArrayLike,
         cant_judge=None if cant_judge is None
         else np.asarray(cant_judge, dtype=bool).reshape(value.shape)[first],
         item_words=items.words,
+        later_annotator=annotator[later],
     )
 
 

@@ -294,8 +294,8 @@ def responses_parse(
     `questions` maps each question key to its scale's values, in the study's order; a study of
     one question may give its `scale` alone (its answers are then keyed `SINGLE`). Raise
     `InputError` listing every problem of the map files, then of the file. What is accepted but
-    worth saying (the export's columns a long file carries and the import does not read) is
-    appended to `warnings` when given.
+    worth saying (the export's columns a long file carries and the import does not read, answers
+    to a third or later presentation of an item) is appended to `warnings` when given.
     """
     errors = Collector(filename)
     if fmt not in FORMATS:
@@ -326,6 +326,9 @@ def responses_parse(
                 errors.add("the file has a header but no rows")
             if fmt == "long" and warnings is not None:
                 warnings += long_unread(header, annotator_column)
+            if warnings is not None:
+                warnings += later_presentations(sum(
+                    x.stored and x.presentation > 2 for a in annotators for x in a.answers.values()))
             for annotator in annotators:
                 if annotator.external_id in existing:
                     errors.add(
@@ -766,6 +769,18 @@ def long_unread(header: Sequence[str], annotator_column: str | None) -> list[str
         return []
     return [f"columns not read: {', '.join(dict.fromkeys(unread))} (columns of the responses "
             "export that the import derives again or takes from the items)"]
+
+
+def later_presentations(count: int) -> list[str]:
+    """Say that ``count`` answered presentations come after an item's second to its annotator.
+
+    They are stored and exported, but the analysis pairs the first two presentations of an item
+    and uses none after them (docs/importing-responses.md, "A third presentation")."""
+    if not count:
+        return []
+    return [f"{count} answered presentation{'s' if count != 1 else ''} of an item after the "
+            "annotator's second (presentation 3 or later): stored and exported, but the analysis "
+            "uses only the first two presentations of an item"]
 
 
 def _whole(cells: Sequence[str], index: int | None, errors: Collector, line: int,

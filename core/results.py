@@ -430,6 +430,9 @@ def build_results_split(
             "simple_items": int(np.count_nonzero(primary.simple)),
             "blank_answers": int(np.count_nonzero(np.isnan(data.value))),
             "duplicate_pairs": int(data.dup_item.size),
+            # Responses to a third or later showing of an item (imported files only): stored
+            # and exported, in no statistic; counted so that leaving them out is said.
+            "later_presentations": int(data.later_annotator.size),
             "control_items": int(data.control.sum()),
             "excluded_annotators": everyone.n_annotators - data.n_annotators,
             "excluded_answers": _answers(everyone) - _answers(data),

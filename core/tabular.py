@@ -49,6 +49,7 @@ from pathlib import PurePath
 from typing import BinaryIO
 
 from core.problems import Collector
+from core.text import printable, text_problem
 
 MAX_COLUMNS = 2000
 MAX_FIELD_CHARS = 131_072
@@ -526,6 +527,11 @@ def iter_jsonl(text: str, *, errors: Collector, limits: Limits = DEFAULT_LIMITS,
             continue
         if _too_many_columns(len(obj), errors, limits, line=number, what="keys"):
             continue
+        # A key is quoted in the messages below: one that cannot be text is named by its place.
+        bad_key = next((why for key in obj if (why := text_problem(key))), None)
+        if bad_key:
+            errors.add(f"a key {bad_key}", line=number)
+            continue
         row: dict[str, str] = {}
         for key, value in obj.items():
             cell = _json_cell(value)
@@ -535,6 +541,9 @@ def iter_jsonl(text: str, *, errors: Collector, limits: Limits = DEFAULT_LIMITS,
             if "\0" in cell:
                 errors.add("a NUL character (0x00) in the cell; remove it", line=number,
                            column=key)
+            elif why := text_problem(cell):  # a lone surrogate ("\ud800"): not storable text
+                errors.add(f"the cell {why}", line=number, column=key)
+                cell = printable(cell)  # refused already; later messages may quote it
             if len(cell) > limits.max_field_chars:
                 errors.add(f"the field is {len(cell)} characters long; the limit is "
                            f"{limits.max_field_chars}", line=number, column=key)

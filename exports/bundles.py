@@ -21,7 +21,7 @@ from django.utils import timezone
 from annotation.store import AnnotatorRow, ResponseRow, responses_store
 from core.bundles import Presentation, ZipLimits, bundle_members, revisions_parse
 from core.problems import InputError, Problem
-from studies.definitions import SLUG, load_definition
+from studies.definitions import RESERVED_MESSAGE, RESERVED_SLUGS, SLUG, load_definition
 from studies.models import Study
 from studies.services import items_import, study_create_from_definition, study_event
 
@@ -113,6 +113,8 @@ def _definition(data: bytes, filename: str, slug: str | None) -> dict[str, Any]:
             raise InputError([Problem("--slug", None, None,
                                       f"{slug[:80]!r} must be at most 60 lower-case letters, "
                                       "digits and dashes, starting with a letter or digit")])
+        if slug in RESERVED_SLUGS:
+            raise InputError([Problem("--slug", None, None, RESERVED_MESSAGE.format(slug=slug))])
         definition["slug"] = slug
     return definition
 

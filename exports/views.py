@@ -1,7 +1,7 @@
 """Export downloads: streamed for small studies, background jobs with a progress page for large
 ones, and the owner's pseudonym mapping.
 
-Every view reads the study through `study_get` (404 without a role in it; the pseudonym mapping, real ids, needs an editor) and asks the
+Every view reads the study through `@study_view` (404 without a role in it; the pseudonym mapping, real ids, needs an editor) and asks the
 services and selectors of this app for the rest.
 """
 
@@ -25,7 +25,9 @@ from django.views.decorators.http import require_GET, require_http_methods
 from annotation.services import upload_read
 from core.formats import csv_chunks
 from core.problems import InputError
-from studies.selectors import Role, study_get
+from studies.decorators import study_view
+from studies.models import Study
+from studies.selectors import Role
 
 from .bundles import bundle_import
 from .forms import BundleImportForm
@@ -42,9 +44,9 @@ from .services import CONTENT_TYPES, ExportError, export_job_create, export_open
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def download(request: HttpRequest, slug: str, what: str, fmt: str) -> HttpResponse:
+@study_view(need=Role.VIEWER)
+def download(request: HttpRequest, study: Study, what: str, fmt: str) -> HttpResponse:
     """GET: stream the export (small study) or offer a background job. POST: start the job."""
-    study = study_get(user=request.user, slug=slug)
     try:
         what, fmt = export_validate(what=what, fmt=fmt)
     except ExportError:
@@ -55,7 +57,7 @@ def download(request: HttpRequest, slug: str, what: str, fmt: str) -> HttpRespon
             response = _job_page(request, study, job, status=503)
             response["Retry-After"] = "30"
             return response
-        return redirect("exports:job", slug=slug, job_id=job.pk)
+        return redirect("exports:job", slug=study.slug, job_id=job.pk)
     if request.GET.get("background") == "1" or export_is_large(study=study, what=what):
         return render(request, "exports/start.html",
                       {"study": study, "what": what, "fmt": fmt, "action": request.path})
@@ -74,17 +76,16 @@ def _attachment(response: HttpResponse, filename: str) -> HttpResponse:
     return response
 
 
-def _job(request: HttpRequest, slug: str, job_id: int):
-    study = study_get(user=request.user, slug=slug)
-    return study, get_object_or_404(ExportJob, pk=job_id, study=study)
+def _job(study: Study, job_id: int) -> ExportJob:
+    return get_object_or_404(ExportJob, pk=job_id, study=study)
 
 
 @login_required
 @require_GET
-def job_detail(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
+@study_view(need=Role.VIEWER)
+def job_detail(request: HttpRequest, study: Study, job_id: int) -> HttpResponse:
     """The job's progress; works without scripts (a refresh link), js/jobs.js polls."""
-    study, job = _job(request, slug, job_id)
-    return _job_page(request, study, job)
+    return _job_page(request, study, _job(study, job_id))
 
 
 def _job_page(request: HttpRequest, study, job: ExportJob, status: int = 200) -> HttpResponse:
@@ -99,12 +100,13 @@ def _job_page(request: HttpRequest, study, job: ExportJob, status: int = 200) ->
 
 @login_required
 @require_GET
-def job_status(request: HttpRequest, slug: str, job_id: int) -> JsonResponse:
-    study, job = _job(request, slug, job_id)
+@study_view(need=Role.VIEWER)
+def job_status(request: HttpRequest, study: Study, job_id: int) -> JsonResponse:
+    job = _job(study, job_id)
     status = export_job_status(job=job)
     if job.status == ExportJob.Status.DONE:
         status["download_url"] = reverse("exports:job_download",
-                                         kwargs={"slug": slug, "job_id": job.pk})
+                                         kwargs={"slug": study.slug, "job_id": job.pk})
     response = JsonResponse(status)
     response["Cache-Control"] = "no-store"
     return response
@@ -112,8 +114,9 @@ def job_status(request: HttpRequest, slug: str, job_id: int) -> JsonResponse:
 
 @login_required
 @require_GET
-def job_download(request: HttpRequest, slug: str, job_id: int) -> FileResponse:
-    study, job = _job(request, slug, job_id)
+@study_view(need=Role.VIEWER)
+def job_download(request: HttpRequest, study: Study, job_id: int) -> FileResponse:
+    job = _job(study, job_id)
     path = export_job_file(job=job)
     if path is None:
         raise Http404("This export is not ready")
@@ -126,9 +129,9 @@ def job_download(request: HttpRequest, slug: str, job_id: int) -> FileResponse:
 
 @login_required
 @require_GET
-def pseudonyms_download(request: HttpRequest, slug: str) -> HttpResponse:
+@study_view(need=Role.EDITOR)
+def pseudonyms_download(request: HttpRequest, study: Study) -> HttpResponse:
     """The researcher's key from pseudonyms (A1, A2, …) to the real annotator ids."""
-    study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
     body = b"".join(csv_chunks(PSEUDONYM_COLUMNS, pseudonym_rows(study=study)))
     return _attachment(HttpResponse(body, content_type="text/csv; charset=utf-8"),
                        f"{study.slug}-pseudonyms.csv")

@@ -1,5 +1,6 @@
-"""Routes of the imports app: item uploads, response import (upload, preview, confirm) and the
-pages of import jobs."""
+"""Routes of the imports app: response import (upload, preview, confirm) and the pages of import
+jobs. An item upload is a POST to the study's item list (studies:items_upload), which
+config/urls.py sends to `imports.views.items_upload`."""
 
 from django.urls import path
 
@@ -8,9 +9,6 @@ from . import views
 app_name = "imports"
 
 urlpatterns = [
-    # The item list's address (studies:items_upload) takes the upload of more items; a GET is
-    # the list, served by the studies app.
-    path("studies/<slug:slug>/items/", views.items_upload, name="items_upload"),
     path("studies/<slug:slug>/responses/import/", views.responses_upload,
          name="responses_import"),
     path("studies/<slug:slug>/responses/import/<slug:key>/", views.responses_preview,

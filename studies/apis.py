@@ -14,14 +14,15 @@ from drf_spectacular.utils import extend_schema, extend_schema_field, inline_ser
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from config.parsers import JSONParser
 from core.problems import Collector, InputError
 from core.tabular import size_over_limit
 
-from .definitions import validate_definition
+from .definitions import refuse_reserved_slug, validate_definition
 from .models import Item, Membership, Participant, Question, Study
 from .selectors import (
     Role,
@@ -170,7 +171,7 @@ class UploadSerializer(serializers.Serializer):
 
 
 class CloneSerializer(serializers.Serializer):
-    slug = serializers.SlugField(max_length=60)
+    slug = serializers.SlugField(max_length=60, validators=[refuse_reserved_slug])
     title = serializers.CharField(max_length=200, required=False, allow_blank=True)
 
 

@@ -9,8 +9,12 @@ from dataclasses import replace
 from pathlib import PurePath
 from typing import Any
 
+from django.core.exceptions import ValidationError
+
 from core.problems import Collector, InputError
 from core.settings import AnalysisSettings, SettingsError
+from core.tabular import json_too_deep
+from core.text import first_bad_text
 
 from .presets import preset_names, scale_preset_names
 
@@ -26,6 +30,21 @@ DISPLAYS = ("text", "pair", "coref")
 MAX_QUESTIONS = 20
 QUESTION_KEY = re.compile(r"[a-z][a-z0-9_-]{0,39}")
 SLUG = re.compile(r"[a-z0-9][a-z0-9-]{0,59}")
+# Slugs a study cannot have: /studies/new/ creates a study, so a study `new` could never be
+# reached (its page, its bundle's replay, its API routes all answer for something else).
+RESERVED_SLUGS = frozenset({"new"})
+RESERVED_MESSAGE = "{slug!r} is reserved (the address of the page that creates a study); choose another slug"
+
+
+def refuse_reserved_slug(value: str) -> None:
+    """A form's and a serializer's validator of a new study's slug."""
+    if value in RESERVED_SLUGS:
+        raise ValidationError(RESERVED_MESSAGE.format(slug=value), code="reserved")
+
+
+# Python's JSON parser recurses (about 2 000 levels end in RecursionError); a definition nests
+# about 5 (questions, a scale, its labels).
+MAX_DEPTH = 64
 
 
 def load_definition(data: bytes, filename: str) -> dict[str, Any]:
@@ -39,8 +58,14 @@ def load_definition(data: bytes, filename: str) -> dict[str, Any]:
     try:
         if PurePath(filename).suffix.lower() == ".toml":
             raw = tomllib.loads(text)
+        elif json_too_deep(text, MAX_DEPTH):
+            errors.add(f"invalid JSON: nested deeper than {MAX_DEPTH} levels")
+            errors.raise_if_any()
         else:
             raw = json.loads(text)
+    except RecursionError:  # TOML's parser recurses too (`a = [[[[…]]]]`)
+        errors.add(f"nested deeper than this reader can follow (at most {MAX_DEPTH} levels)")
+        errors.raise_if_any()
     except json.JSONDecodeError as exc:
         errors.add(f"invalid JSON: {exc.msg}", line=exc.lineno, column=exc.colno)
         errors.raise_if_any()
@@ -78,6 +103,12 @@ def _key_line(text: str, column: Any) -> int | None:
 def validate_definition(raw: dict[str, Any], errors: Collector) -> dict[str, Any]:
     """Check a definition (as read from a file, or merged from a study's settings and changes),
     naming every problem at once in `errors`; return it completed with the defaults."""
+    # First, alone: a NUL cannot be stored (PostgreSQL refuses it), a lone surrogate cannot even
+    # be written back in a message (it is not UTF-8), so no other check may quote the value.
+    bad = first_bad_text(raw)
+    if bad:
+        errors.add(f"{bad[0]} {bad[1]}", column=bad[0])
+        errors.raise_if_any()
     language = _texts(raw, errors)
     preset, scale, questions, display = _question_source(raw, errors)
     design = _design(raw.get("design", {}) or {}, errors)
@@ -116,6 +147,8 @@ def _texts(raw: dict[str, Any], errors: Collector) -> str:
     if isinstance(slug, str) and slug.strip() and not SLUG.fullmatch(slug.strip()):
         errors.add(f"slug {slug.strip()[:80]!r} must be at most 60 lower-case letters, digits and "
                    "dashes, starting with a letter or digit", column="slug")
+    elif isinstance(slug, str) and slug.strip() in RESERVED_SLUGS:
+        errors.add(RESERVED_MESSAGE.format(slug=slug.strip()), column="slug")
     for key in ("consent", "instructions", "completion_text", "completion_url"):
         if key in raw and not isinstance(raw[key], str):
             errors.add(f"{key!r} is a string", column=key)

@@ -1,5 +1,5 @@
-"""The researcher's pages. Every view reads the study through `study_get`: no role is a 404, a
-role below what the page needs (an editor to change anything) a 403."""
+"""The researcher's pages. Every view of a study reads it through `@study_view` (`study_get`'s
+rule): no role is a 404, a role below what the page needs (an editor to change anything) a 403."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from core.problems import Collector, InputError
 from core.tabular import size_over_limit
 
+from .decorators import study_view
 from .forms import (
     CloneForm,
     ControlsForm,
@@ -32,7 +33,7 @@ from .forms import (
     StudyCreateForm,
     StudySettingsForm,
 )
-from .models import Membership
+from .models import Item, Membership, Study
 from .selectors import (
     Role,
     clean_query,
@@ -43,7 +44,6 @@ from .selectors import (
     participant_progress,
     quality_policy,
     study_definition,
-    study_get,
     study_list,
     study_members,
 )
@@ -108,8 +108,8 @@ def study_new(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_GET
-def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
-    study = study_get(user=request.user, slug=slug)
+@study_view(need=Role.VIEWER)
+def study_detail(request: HttpRequest, study: Study) -> HttpResponse:
     participants = list(participant_progress(study=study))
     n_items = study.items.count()
     open_link = request.build_absolute_uri(reverse("annotation:join", args=[study.open_token]))
@@ -138,21 +138,21 @@ PROLIFIC_QUERY = "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSI
 
 @login_required
 @require_POST
-def coref_upload(request: HttpRequest, slug: str) -> HttpResponse:
+@study_view(need=Role.EDITOR)
+def coref_upload(request: HttpRequest, study: Study) -> HttpResponse:
     """Add coreference items from a gold and a system file, read as the CoNLL scorer reads them:
     every problem of both files on one page (nothing imported), warnings shown after the import."""
-    study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
     form = CorefUploadForm(request.POST, request.FILES)
     if not form.is_valid():
         messages.error(request, "Choose a gold file, a system file and their format.")
-        return redirect("studies:detail", slug=slug)
+        return redirect("studies:detail", slug=study.slug)
     gold, system = form.cleaned_data["gold"], form.cleaned_data["system"]
     limit = settings.CONCORD_MAX_UPLOAD_BYTES
     for upload in (gold, system):
         if upload.size > limit:
             messages.error(request, f"{upload.name}: {size_over_limit(upload.size, limit=limit)}."
                                     " Nothing was imported.")
-            return redirect("studies:detail", slug=slug)
+            return redirect("studies:detail", slug=study.slug)
     warnings = Collector(gold.name)
     try:
         count = coref_items_import(study=study, gold=gold.read(), system=system.read(),
@@ -168,7 +168,7 @@ def coref_upload(request: HttpRequest, slug: str) -> HttpResponse:
         more = f" (and {warnings.count - 10} more)" if warnings.count > 10 else ""
         messages.warning(request, f"{warnings.count} warning(s), read as the CoNLL scorer reads "
                                   f"the files: {shown}{more}")
-    return redirect("studies:detail", slug=slug)
+    return redirect("studies:detail", slug=study.slug)
 
 
 # What each confirmation page says (docs/lifecycle.md).
@@ -215,9 +215,9 @@ def _confirm_page(request: HttpRequest, study, action: str, *, status: int = 200
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def study_set_status(request: HttpRequest, slug: str, action: str) -> HttpResponse:
+@study_view(need=Role.EDITOR)
+def study_set_status(request: HttpRequest, study: Study, action: str) -> HttpResponse:
     """GET: the confirmation page of a status change; POST (from that page): make it."""
-    study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
     if request.method == "GET" or request.POST.get("confirm") != action:
         return _confirm_page(request, study, action, status=200 if request.method == "GET" else 400,
                              error="" if request.method == "GET" else "Confirm on this page.")
@@ -231,14 +231,14 @@ def study_set_status(request: HttpRequest, slug: str, action: str) -> HttpRespon
             messages.error(request, problem.message)
     else:
         messages.success(request, f"{study.title}: {DONE_TEXT[action]}.")
-    return redirect("studies:detail", slug=slug)
+    return redirect("studies:detail", slug=study.slug)
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def study_delete_view(request: HttpRequest, slug: str) -> HttpResponse:
+@study_view(need=Role.OWNER)
+def study_delete_view(request: HttpRequest, study: Study) -> HttpResponse:
     """Delete a study (owner only) after its slug is typed on the confirmation page."""
-    study = study_get(user=request.user, slug=slug, need=Role.OWNER)
     form = DeleteStudyForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
@@ -258,17 +258,17 @@ def study_delete_view(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 @require_GET
-def study_history(request: HttpRequest, slug: str) -> HttpResponse:
+@study_view(need=Role.VIEWER)
+def study_history(request: HttpRequest, study: Study) -> HttpResponse:
     """The study's audit trail: every status change and edit, with who and when."""
-    study = study_get(user=request.user, slug=slug)
     events = study.events.select_related("user")[:500]
     return render(request, "studies/history.html", {"study": study, "events": events})
 
 
 @login_required
 @require_POST
-def invite(request: HttpRequest, slug: str) -> HttpResponse:
-    study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
+@study_view(need=Role.EDITOR)
+def invite(request: HttpRequest, study: Study) -> HttpResponse:
     form = InviteForm(request.POST)
     if form.is_valid():
         try:
@@ -278,14 +278,14 @@ def invite(request: HttpRequest, slug: str) -> HttpResponse:
             messages.error(request, str(exc))
         else:
             messages.success(request, f"Created {len(created)} invitation link(s).")
-    return redirect("studies:detail", slug=slug)
+    return redirect("studies:detail", slug=study.slug)
 
 
 @login_required
 @require_GET
-def preview(request: HttpRequest, slug: str) -> HttpResponse:
+@study_view(need=Role.VIEWER)
+def preview(request: HttpRequest, study: Study) -> HttpResponse:
     """Show an item exactly as an annotator sees it; answers are not stored."""
-    study = study_get(user=request.user, slug=slug)
     items = list(study.items.order_by("position")[:1000])
     try:
         index = max(0, min(int(request.GET.get("n", 0)), len(items) - 1))
@@ -308,13 +308,13 @@ def preview(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 @require_POST
-def controls_add(request: HttpRequest, slug: str) -> HttpResponse:
+@study_view(need=Role.EDITOR)
+def controls_add(request: HttpRequest, study: Study) -> HttpResponse:
     """Add random control pairs built from the study's own sentences (PRG)."""
-    study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
     form = ControlsForm(request.POST)
     if not form.is_valid():
         messages.error(request, "Give a number of control pairs between 1 and 1000.")
-        return redirect("studies:detail", slug=slug)
+        return redirect("studies:detail", slug=study.slug)
     try:
         count = controls_generate(study=study, n=form.cleaned_data["n"],
                                   seed=form.cleaned_data["seed"])
@@ -323,7 +323,7 @@ def controls_add(request: HttpRequest, slug: str) -> HttpResponse:
             messages.error(request, problem.message)
     else:
         messages.success(request, f"Added {count} random control pairs.")
-    return redirect("studies:detail", slug=slug)
+    return redirect("studies:detail", slug=study.slug)
 
 
 def _list_page(request: HttpRequest, template: str, partial: str, context: dict) -> HttpResponse:
@@ -339,10 +339,10 @@ def _list_page(request: HttpRequest, template: str, partial: str, context: dict)
 
 @login_required
 @require_GET
-def items_upload(request: HttpRequest, slug: str) -> HttpResponse:
+@study_view()
+def items_upload(request: HttpRequest, study: Study) -> HttpResponse:
     """The study's items, paged and searchable (``?q=``, ``?page=``). A POST to this address
     uploads more: `imports.views.items_upload` takes it (config/urls.py routes it there first)."""
-    study = study_get(user=request.user, slug=slug)
     query = clean_query(request.GET.get("q", ""))
     page = paged(request.GET, item_list(study=study, query=query))
     return _list_page(request, "studies/items.html", "studies/_items_results.html", {
@@ -359,19 +359,19 @@ def _items_changeable(study) -> bool:
             and not study.is_archived)
 
 
-def _item(request: HttpRequest, slug: str, item_pk: int, need: str):
-    study = study_get(user=request.user, slug=slug, need=need)
+def _item(study: Study, item_pk: int) -> Item:
     item = study.items.filter(pk=item_pk).first()
     if item is None:
         raise Http404("No such item")
     item.study = study
-    return study, item
+    return item
 
 
 @login_required
 @require_GET
-def item_detail(request: HttpRequest, slug: str, item_pk: int) -> HttpResponse:
-    study, item = _item(request, slug, item_pk, Role.VIEWER)
+@study_view(need=Role.VIEWER)
+def item_detail(request: HttpRequest, study: Study, item_pk: int) -> HttpResponse:
+    item = _item(study, item_pk)
     return render(request, "studies/item.html", {
         "study": study, "item": item, "can_change": _items_changeable(study),
         "policy": quality_policy(study=study),
@@ -382,8 +382,9 @@ def item_detail(request: HttpRequest, slug: str, item_pk: int) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def item_edit(request: HttpRequest, slug: str, item_pk: int) -> HttpResponse:
-    study, item = _item(request, slug, item_pk, Role.EDITOR)
+@study_view(need=Role.EDITOR)
+def item_edit(request: HttpRequest, study: Study, item_pk: int) -> HttpResponse:
+    item = _item(study, item_pk)
     form = ItemEditForm(request.POST or None, initial={
         "text": item.text, "text_a": item.text_a, "text_b": item.text_b,
         "is_control": item.is_control})
@@ -401,7 +402,7 @@ def item_edit(request: HttpRequest, slug: str, item_pk: int) -> HttpResponse:
         else:
             messages.success(request, f"Item {item.external_id}: "
                              + ("saved." if changed else "nothing changed."))
-            return redirect("studies:item", slug=slug, item_pk=item.pk)
+            return redirect("studies:item", slug=study.slug, item_pk=item.pk)
     return render(request, "studies/item_edit.html", {
         "study": study, "item": item, "form": form, "error": error,
         "can_change": _items_changeable(study),
@@ -410,8 +411,9 @@ def item_edit(request: HttpRequest, slug: str, item_pk: int) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def item_delete_view(request: HttpRequest, slug: str, item_pk: int) -> HttpResponse:
-    study, item = _item(request, slug, item_pk, Role.EDITOR)
+@study_view(need=Role.EDITOR)
+def item_delete_view(request: HttpRequest, study: Study, item_pk: int) -> HttpResponse:
+    item = _item(study, item_pk)
     error = None
     if request.method == "POST":
         if request.POST.get("confirm") != "delete":
@@ -423,7 +425,7 @@ def item_delete_view(request: HttpRequest, slug: str, item_pk: int) -> HttpRespo
                 error = exc.problems[0].message
             else:
                 messages.success(request, f"Deleted item {item.external_id}.")
-                return redirect("studies:items_upload", slug=slug)
+                return redirect("studies:items_upload", slug=study.slug)
     return render(request, "studies/item_delete.html", {
         "study": study, "item": item, "error": error, "can_change": _items_changeable(study),
     }, status=400 if error else 200)
@@ -431,10 +433,10 @@ def item_delete_view(request: HttpRequest, slug: str, item_pk: int) -> HttpRespo
 
 @login_required
 @require_GET
-def participants_list(request: HttpRequest, slug: str) -> HttpResponse:
+@study_view(need=Role.VIEWER)
+def participants_list(request: HttpRequest, study: Study) -> HttpResponse:
     """The study's participants, paged and searchable: progress, source, last activity, flags,
     pseudonym; an editor also sees platform ids and links and can revoke or exclude."""
-    study = study_get(user=request.user, slug=slug)
     editor = Membership.allows(study.role, Role.EDITOR)
     query = clean_query(request.GET.get("q", "")) if editor else ""
     page = paged(request.GET, participant_list(study=study, query=query))
@@ -472,10 +474,10 @@ PARTICIPANT_ACTIONS = {
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def participant_action(request: HttpRequest, slug: str, pk: int, action: str) -> HttpResponse:
+@study_view(need=Role.EDITOR)
+def participant_action(request: HttpRequest, study: Study, pk: int, action: str) -> HttpResponse:
     """GET: the confirmation page of revoking a link or excluding/including an annotator;
     POST (from that page, ``confirm=<action>``): do it."""
-    study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
     participant = study.participants.filter(pk=pk).first()
     if participant is None:
         raise Http404("No such participant")
@@ -505,7 +507,7 @@ def participant_action(request: HttpRequest, slug: str, pk: int, action: str) ->
             except InputError as exc:
                 error = exc.problems[0].message
             else:
-                return redirect("studies:participants", slug=slug)
+                return redirect("studies:participants", slug=study.slug)
     title, text = PARTICIPANT_ACTIONS[action]
     return render(request, "studies/participant_confirm.html", {
         "study": study, "participant": participant, "pseudonym": pseudonym, "action": action,
@@ -530,9 +532,9 @@ def _sharing_page(request: HttpRequest, study, form: MemberAddForm, *, error: st
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def sharing(request: HttpRequest, slug: str) -> HttpResponse:
+@study_view(need=Role.OWNER)
+def sharing(request: HttpRequest, study: Study) -> HttpResponse:
     """The study's researchers and their roles (owners only); POST adds one by user name."""
-    study = study_get(user=request.user, slug=slug, need=Role.OWNER)
     form = MemberAddForm(request.POST or None)
     if request.method == "POST":
         if form.is_valid():
@@ -545,7 +547,7 @@ def sharing(request: HttpRequest, slug: str) -> HttpResponse:
                                  f"{'view' if form.cleaned_data['role'] == Role.VIEWER else 'edit'}"
                                  " this study" + (" and share it." if form.cleaned_data['role']
                                                  == Role.OWNER else "."))
-                return redirect("studies:sharing", slug=slug)
+                return redirect("studies:sharing", slug=study.slug)
         return _sharing_page(request, study, form, status=400)
     return _sharing_page(request, study, form)
 
@@ -559,9 +561,9 @@ def _membership(study, pk: int):
 
 @login_required
 @require_POST
-def member_role(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+@study_view(need=Role.OWNER)
+def member_role(request: HttpRequest, study: Study, pk: int) -> HttpResponse:
     """Change a researcher's role (owners only); the last owner stays an owner."""
-    study = study_get(user=request.user, slug=slug, need=Role.OWNER)
     membership = _membership(study, pk)
     form = MemberRoleForm(request.POST)
     error = ""
@@ -576,15 +578,15 @@ def member_role(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         else:
             messages.success(request, f"{membership.user.get_username()} is now "
                                       f"{form.cleaned_data['role']}.")
-            return redirect("studies:sharing", slug=slug)
+            return redirect("studies:sharing", slug=study.slug)
     return _sharing_page(request, study, MemberAddForm(), error=error, status=400)
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def member_remove_view(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+@study_view(need=Role.OWNER)
+def member_remove_view(request: HttpRequest, study: Study, pk: int) -> HttpResponse:
     """GET: confirm taking a researcher's role away; POST (``confirm=remove``): do it."""
-    study = study_get(user=request.user, slug=slug, need=Role.OWNER)
     membership = _membership(study, pk)
     error = ""
     if request.method == "POST":
@@ -600,7 +602,7 @@ def member_remove_view(request: HttpRequest, slug: str, pk: int) -> HttpResponse
                                           "role in this study.")
                 if membership.user_id == request.user.pk:
                     return redirect("studies:list")
-                return redirect("studies:sharing", slug=slug)
+                return redirect("studies:sharing", slug=study.slug)
     return render(request, "studies/member_remove.html", {
         "study": study, "membership": membership, "error": error,
         "self": membership.user_id == request.user.pk,
@@ -612,11 +614,10 @@ def member_remove_view(request: HttpRequest, slug: str, pk: int) -> HttpResponse
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def study_settings(request: HttpRequest, slug: str) -> HttpResponse:
+@study_view(need=Role.VIEWER, post_need=Role.EDITOR)
+def study_settings(request: HttpRequest, study: Study) -> HttpResponse:
     """Everything a definition file holds, editable by an editor: all of it while the study is a
     draft; once opened, the texts, completion URL and analysis settings. A viewer reads it."""
-    study = study_get(user=request.user, slug=slug,
-                      need=Role.EDITOR if request.method == "POST" else Role.VIEWER)
     editable = Membership.allows(study.role, Role.EDITOR) and not study.is_archived
     draft = study.status == study.Status.DRAFT
     form = StudySettingsForm(request.POST if request.method == "POST" else None,
@@ -639,7 +640,7 @@ def study_settings(request: HttpRequest, slug: str) -> HttpResponse:
             else:
                 messages.success(request, f"Saved: {', '.join(changed)}." if changed
                                  else "Nothing changed.")
-                return redirect("studies:settings", slug=slug)
+                return redirect("studies:settings", slug=study.slug)
         return render(request, "studies/settings.html", {
             "study": study, "form": form, "editable": editable, "draft": draft}, status=400)
     return render(request, "studies/settings.html", {
@@ -648,11 +649,11 @@ def study_settings(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 @require_GET
-def definition_download(request: HttpRequest, slug: str) -> HttpResponse:
+@study_view(need=Role.VIEWER)
+def definition_download(request: HttpRequest, study: Study) -> HttpResponse:
     """The study's definition file (JSON): `create_study --definition` reads it back."""
     import json
 
-    study = study_get(user=request.user, slug=slug)
     body = json.dumps(study_definition(study=study), indent=2, ensure_ascii=False) + "\n"
     response = HttpResponse(body.encode(), content_type="application/json; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{study.slug}.definition.json"'
@@ -688,9 +689,9 @@ def study_new_from_definition(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def study_clone_view(request: HttpRequest, slug: str) -> HttpResponse:
+@study_view(need=Role.EDITOR)
+def study_clone_view(request: HttpRequest, study: Study) -> HttpResponse:
     """Copy a study's settings and items (no participants) to a new draft the caller owns."""
-    study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
     form = CloneForm(request.POST or None, initial={"slug": f"{study.slug}-copy"[:60]})
     if request.method == "POST" and form.is_valid():
         try:

@@ -81,6 +81,20 @@ def _own_cache(request):
         yield
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _fast_password_hasher(request):
+    """Hash the test users' passwords with MD5, in tests only: PBKDF2's million rounds cost
+    every user a test creates, and every login with a password, half a second or more of CPU.
+    No test checks the hash itself; logging in with a password works the same with either."""
+    if not request.config.pluginmanager.hasplugin("django"):
+        yield
+        return
+    from django.test.utils import override_settings
+
+    with override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]):
+        yield
+
+
 @pytest.fixture
 def alice(django_user_model):
     return django_user_model.objects.create_user("alice", "alice@example.org", "alice-password-1")
@@ -107,22 +121,25 @@ ITEMS_CSV = (
 )
 
 
+def study_make(owner, *, slug="s1", preset="likert-0-7-coref", items=ITEMS_CSV, open=True,
+               **design):
+    """Create a study with items (what the `make_study` fixture gives, for module fixtures)."""
+    from studies.services import items_import, study_create, study_open
+
+    study = study_create(owner=owner, slug=slug, title=slug.upper(), preset=preset,
+                         design=design or None)
+    if items:
+        items_import(study=study, data=items.encode(), filename="items.csv")
+    if open:
+        study_open(study=study)
+    study.refresh_from_db()
+    return study
+
+
 @pytest.fixture
 def make_study(db):
     """Create a study with items: make_study(owner, slug=..., preset=..., items=CSV, open=True)."""
-    from studies.services import items_import, study_create, study_open
-
-    def make(owner, *, slug="s1", preset="likert-0-7-coref", items=ITEMS_CSV, open=True, **design):
-        study = study_create(owner=owner, slug=slug, title=slug.upper(), preset=preset,
-                             design=design or None)
-        if items:
-            items_import(study=study, data=items.encode(), filename="items.csv")
-        if open:
-            study_open(study=study)
-        study.refresh_from_db()
-        return study
-
-    return make
+    return study_make
 
 
 @pytest.fixture
@@ -131,3 +148,70 @@ def participant(make_study, alice):
 
     study = make_study(alice)
     return participants_invite(study=study, count=1)[0]
+
+
+@pytest.fixture(scope="module")
+def module_db(request, django_db_setup, django_db_blocker):
+    """One transaction around a whole test module, rolled back after its last test.
+
+    Rows a module-scoped fixture writes in ``with module_db.unblock():`` stay for every test of
+    the module: each test's own transaction is a savepoint inside this one, rolled back after the
+    test as usual, so a test that writes still leaves the next one what the fixture built. Only
+    for modules whose tests all run in a transaction (no `transactional_db`, no `live_server`):
+    those commit, and would see nothing of it or wipe it."""
+    from django.db import transaction
+
+    for item in request.session.items:
+        if item.path != request.path:
+            continue
+        marker = item.get_closest_marker("django_db")
+        if (marker and (marker.kwargs.get("transaction") or marker.kwargs.get("reset_sequences"))
+                or {"transactional_db", "live_server"} & set(item.fixturenames)):
+            pytest.fail(f"{item.nodeid} commits: it cannot share a module's transaction")
+    with django_db_blocker.unblock():
+        atomic = transaction.atomic()
+        atomic.__enter__()
+    try:
+        yield django_db_blocker
+    finally:
+        with django_db_blocker.unblock():
+            transaction.set_rollback(True)
+            atomic.__exit__(None, None, None)
+
+
+@pytest.fixture(scope="module")
+def demo_seeded(module_db):
+    """The demo researcher and both demo studies, seeded once per module (see `module_db`):
+    seeding them costs as much as a short test, and about a hundred tests only read them."""
+    from demo.services import demo_seed
+
+    with module_db.unblock():
+        user, created = demo_seed()
+    return user.pk, [(d.study.pk, [p.pk for p in d.participants], dict(d.behaviours))
+                     for d in created]
+
+
+@pytest.fixture
+def demo_studies(demo_seeded, db):
+    """What `demo_seed()` returns, (researcher, [DemoStudy, …]), read afresh for each test from
+    the module's seeded rows, so no test sees another's changes to the objects."""
+    from django.contrib.auth import get_user_model
+
+    from annotation.selectors import questions_forget
+    from demo.services import DemoStudy
+    from studies.models import Participant, Study
+
+    user_pk, seeded = demo_seeded
+    demos = []
+    for study_pk, participant_pks, behaviours in seeded:
+        participants = Participant.objects.in_bulk(participant_pks)
+        study = Study.objects.get(pk=study_pk)
+        study.primary_question  # noqa: B018 - cached on the study, as demo_seed leaves it
+        demos.append(DemoStudy(study=study,
+                               participants=[participants[pk] for pk in participant_pks],
+                               behaviours=dict(behaviours)))
+    yield get_user_model().objects.get(pk=user_pk), demos
+    # A question a test saved is forgotten by this process's cache when saved, but the rollback
+    # restores the old one unseen: the next test must not be served the test's version.
+    for study_pk, _, _ in seeded:
+        questions_forget(study_id=study_pk)

@@ -26,6 +26,18 @@ def stat(value, digits: int = 3) -> str:
 
 
 @register.filter
+def scale_value(value) -> str:
+    """A value of a rating scale as the annotator chose it: 5 for a whole number (not 5.00),
+    else up to two decimals (0.5, 2.25); null as an em dash."""
+    if value is None or value == "":
+        return DASH
+    number = float(value)
+    if number.is_integer():
+        return str(int(number))
+    return f"{number:.2f}".rstrip("0").rstrip(".")
+
+
+@register.filter
 def signed_pct(value) -> str:
     """A relative change as a signed percentage (+12.5 %); null as an em dash."""
     if value is None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
@@ -438,6 +438,23 @@ def _rucoco_document(
     if not isinstance(text, str):
         bad("'text' must be a string")
         text = None
+    name = _rucoco_name(obj, index, bad)
+    entities = _rucoco_entities(obj.get("entities"), text, bad)
+    includes = _rucoco_includes(obj.get("includes"), len(entities), bad)
+    if len(problems) > before:
+        return None
+    return Document(
+        name=name,
+        entities=tuple(entities),
+        includes=tuple(includes),
+        format="rucoco-json",
+        text=text,
+    )
+
+
+def _rucoco_name(obj: dict[str, Any], index: int, bad: Callable[[str], None]) -> str:
+    """The document's ``name`` (or ``id``; a numeric id names it as its digits), else
+    ``#<index>``."""
     name: object = obj.get("name", obj.get("id"))
     if name is None:
         name = f"#{index}"
@@ -446,7 +463,14 @@ def _rucoco_document(
     elif not isinstance(name, str) or not name.strip():
         bad(f"'name' must be a non-empty string, not {json.dumps(name)[:40]}")
         name = f"#{index}"
-    entities_raw = obj.get("entities")
+    return str(name)
+
+
+def _rucoco_entities(entities_raw: object, text: str | None,
+                     bad: Callable[[str], None]) -> list[tuple[Mention, ...]]:
+    """One tuple of sorted mentions per entity (empty for an entity that is not a list); a
+    span that is malformed, empty, outside the text or another entity's is reported and
+    left out."""
     entities: list[tuple[Mention, ...]] = []
     owner: dict[Mention, int] = {}
     if not isinstance(entities_raw, list):
@@ -459,56 +483,62 @@ def _rucoco_document(
             continue
         mentions: list[Mention] = []
         for j, span in enumerate(entity):
-            where = f"entities[{i}][{j}]"
-            if not (isinstance(span, list) and len(span) == 2 and all(map(_is_int, span))):
-                bad(f"{where} must be [start, end] with integer offsets, found {span!r}")
+            m = _rucoco_mention(span, f"entities[{i}][{j}]", text, bad)
+            if m is None:
                 continue
-            s, e = span
-            if s >= e:
-                bad(f"{where}: start {s} is not before end {e}")
-                continue
-            if s < 0 or (text is not None and e > len(text)):
-                length = len(text) if text is not None else "?"
-                bad(f"{where}: span [{s}, {e}] lies outside the text (length {length})")
-                continue
-            m = Mention(0, s, e)
             if m in owner and owner[m] != i:
-                bad(f"{where}: span [{s}, {e}] already belongs to entities[{owner[m]}]")
+                bad(f"entities[{i}][{j}]: span [{m.start}, {m.end}] already belongs to "
+                    f"entities[{owner[m]}]")
                 continue
             owner[m] = i
             mentions.append(m)
         entities.append(tuple(sorted(set(mentions))))
-    n = len(entities)
-    includes_raw = obj.get("includes")
-    includes: list[tuple[int, ...]] = [()] * n
-    if includes_raw is not None:
-        if not isinstance(includes_raw, list) or len(includes_raw) != n:
-            bad(f"'includes' must be a list with one list per entity ({n})")
-        else:
-            for i, children in enumerate(includes_raw):
-                if not isinstance(children, list):
-                    bad(f"includes[{i}] must be a list of entity indices")
-                    continue
-                good = []
-                for c in children:
-                    if not _is_int(c) or not 0 <= c < n:
-                        bad(f"includes[{i}] points to a missing entity {c!r}")
-                    elif c == i:
-                        bad(f"includes[{i}] includes itself")
-                    else:
-                        good.append(c)
-                includes[i] = tuple(sorted(set(good)))
-            for cycle in _cycles(includes):
-                bad("includes form a cycle: " + " → ".join(map(str, cycle)))
-    if len(problems) > before:
+    return entities
+
+
+def _rucoco_mention(span: object, where: str, text: str | None,
+                    bad: Callable[[str], None]) -> Mention | None:
+    """The mention of one ``[start, end]`` span, or None (reported) when it is not one."""
+    if not (isinstance(span, list) and len(span) == 2 and all(map(_is_int, span))):
+        bad(f"{where} must be [start, end] with integer offsets, found {span!r}")
         return None
-    return Document(
-        name=str(name),
-        entities=tuple(entities),
-        includes=tuple(includes),
-        format="rucoco-json",
-        text=text,
-    )
+    s, e = span
+    if s >= e:
+        bad(f"{where}: start {s} is not before end {e}")
+        return None
+    if s < 0 or (text is not None and e > len(text)):
+        length = len(text) if text is not None else "?"
+        bad(f"{where}: span [{s}, {e}] lies outside the text (length {length})")
+        return None
+    return Mention(0, s, e)
+
+
+def _rucoco_includes(includes_raw: object, n: int,
+                     bad: Callable[[str], None]) -> list[tuple[int, ...]]:
+    """The entities each of the ``n`` entities includes (none when ``includes`` is absent); a
+    missing entity, an entity including itself and a cycle are reported."""
+    includes: list[tuple[int, ...]] = [()] * n
+    if includes_raw is None:
+        return includes
+    if not isinstance(includes_raw, list) or len(includes_raw) != n:
+        bad(f"'includes' must be a list with one list per entity ({n})")
+        return includes
+    for i, children in enumerate(includes_raw):
+        if not isinstance(children, list):
+            bad(f"includes[{i}] must be a list of entity indices")
+            continue
+        good = []
+        for c in children:
+            if not _is_int(c) or not 0 <= c < n:
+                bad(f"includes[{i}] points to a missing entity {c!r}")
+            elif c == i:
+                bad(f"includes[{i}] includes itself")
+            else:
+                good.append(c)
+        includes[i] = tuple(sorted(set(good)))
+    for cycle in _cycles(includes):
+        bad("includes form a cycle: " + " → ".join(map(str, cycle)))
+    return includes
 
 
 def _cycles(includes: Sequence[Sequence[int]]) -> list[list[int]]:

@@ -80,10 +80,11 @@ def duplicate_pairs_long(
     Rows are (annotator, item, presentation, value); ``presentation`` orders the showings of an
     item to an annotator (e.g. 1 and 2, or the positions in their sequence): the smaller is the
     first. Returns ``(annotator, item, first_value, repeat_value)`` for every (annotator, item)
-    shown twice, sorted by annotator then item; blanks are kept as ``np.nan``. Two rows with the
-    same presentation, or more than two showings, are malformed (``ValueError``). Example: rows
-    ``(0, 5, 1, 7.0)``, ``(0, 5, 9, 6.0)``, ``(0, 6, 2, 3.0)`` give one pair: annotator 0, item 5,
-    first 7.0, repeat 6.0.
+    shown at least twice, sorted by annotator then item; blanks are kept as ``np.nan``. Only the
+    first two showings pair (the smallest two presentations); a third or later enters no pair.
+    Two rows with the same presentation are malformed (``ValueError``). Example: rows
+    ``(0, 5, 1, 7.0)``, ``(0, 5, 9, 6.0)``, ``(0, 5, 12, 1.0)``, ``(0, 6, 2, 3.0)`` give one pair:
+    annotator 0, item 5, first 7.0, repeat 6.0.
     """
     ann = np.asarray(annotator)
     itm = np.asarray(item)
@@ -102,10 +103,10 @@ def duplicate_pairs_long(
             f"annotator {ann[row]} has two rows for item {itm[row]} with the same "
             f"presentation {pres[row]}"
         )
-    if (same_group[1:] & same_group[:-1]).any():
-        row = int(np.flatnonzero(same_group[1:] & same_group[:-1])[0])
-        raise ValueError(f"annotator {ann[row]} was shown item {itm[row]} more than twice")
-    starts = np.flatnonzero(same_group)
+    # A pair is a group's first row and the next: a third or later showing (an imported file
+    # may hold one) enters no pair, so a study without one pairs as it always did.
+    opens_group = np.r_[True, ~same_group][:-1]
+    starts = np.flatnonzero(same_group & opens_group)
     return ann[starts], itm[starts], val[starts], val[starts + 1]
 
 

@@ -20,6 +20,9 @@ from .lifecycle import study_writable
 def controls_generate(*, study: Study, n: int, seed: int | None = None) -> int:
     """Add `n` random control pairs built from the study's own sentences (Solomon et al. 2021, §4).
 
+    The sentences come from the main items (controls included) only, never from a screening or
+    check item.
+
     Each control joins the `text_a` of one item with the `text_b` of another, never a sentence
     with itself or with its own partner, never repeating a pair of the study (controls
     included); draws are uniform and reproducible from `seed` (default: the study's seed).
@@ -34,7 +37,9 @@ def controls_generate(*, study: Study, n: int, seed: int | None = None) -> int:
     if not 1 <= n <= 1000:
         raise InputError([Problem(study.slug, None, "n", "generate between 1 and 1000 controls")])
     study = Study.objects.select_for_update().get(pk=study.pk)  # one generation at a time
-    items = list(study.items.order_by("is_control", "position")
+    # Main items only: a screening or check item's sentences are known answers shown to every
+    # participant, and a control built from one would show that sentence again, elsewhere.
+    items = list(study.items.filter(role=Item.Role.MAIN).order_by("is_control", "position")
                  .values_list("external_id", "text_a", "text_b"))
     try:
         drawn = random_control_pairs(items, n, np.random.default_rng(

@@ -11,7 +11,6 @@ from django.core.management import CommandError, call_command
 
 from analysis.models import AnalysisRun
 from analysis.selectors import study_data
-from demo.services import demo_seed
 from studies.selectors import pseudonyms as stored_pseudonyms
 from tests.arrays import dense_of
 
@@ -20,8 +19,8 @@ SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "docs/results.schema.
 
 
 @pytest.fixture
-def demos():
-    _, created = demo_seed()
+def demos(demo_studies):
+    _, created = demo_studies
     return {d.study.slug: d for d in created}
 
 

@@ -25,11 +25,18 @@ def page_url(study, name, **query):
     return base + ("?" + "&".join(f"{k}={v}" for k, v in query.items()) if query else "")
 
 
+@pytest.fixture(scope="module")
+def coref_analysed(demo_seeded, module_db):
+    """The coreference demo with a finished run, analysed once for the module (see module_db)."""
+    from studies.models import Study
+
+    with module_db.unblock():
+        finished_run(Study.objects.get(slug="demo-coref"))
+
+
 @pytest.fixture
-def coref(demos):  # noqa: F811
-    demo = demos["demo-coref"]
-    finished_run(demo.study)
-    return demo
+def coref(demos, coref_analysed):  # noqa: F811
+    return demos["demo-coref"]
 
 
 @pytest.fixture
@@ -79,6 +86,19 @@ def test_it_lists_every_answer_beside_the_items_aggregated_label(coref, viewer):
     assert len(rows) == participant.responses.filter(revision=1).count()
     for item, _answer, label in rows:
         assert float(label) == pytest.approx(labels[item], abs=0.005)
+
+
+def test_it_shows_whole_answers_and_labels_as_integers(coref, viewer):
+    bot = planted(coref, "random")
+    html = viewer.get(page_url(coref.study, bot)).content.decode()
+    table = html[html.index('id="answers-table"'):]
+    table = table[:table.index("</table>")]
+    answers = re.findall(r'</th><td class="num">([^<]*)</td>', table)
+    labels = re.findall(r'<td class="num">([-0-9.]+) <small>\(', table)
+    assert answers and labels
+    # A 0–7 scale's answer reads "5", never "5.00".
+    assert all(re.fullmatch(r"\d|can't judge", a) for a in answers), answers
+    assert all(re.fullmatch(r"\d", label) for label in labels), labels
 
 
 def test_it_draws_the_timing_histogram_with_the_too_fast_floor_without_inline_script(coref,

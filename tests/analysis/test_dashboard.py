@@ -15,7 +15,6 @@ from analysis.charts import build_charts
 from analysis.models import AnalysisRun
 from analysis.selectors import full_document
 from analysis.services import analysis_run_create, analysis_run_execute
-from demo.services import demo_seed
 from studies.selectors import pseudonyms as stored_pseudonyms
 
 pytestmark = pytest.mark.django_db
@@ -25,8 +24,8 @@ DASHBOARD_QUERIES = 6
 
 
 @pytest.fixture
-def demos():
-    _, created = demo_seed()
+def demos(demo_studies):
+    _, created = demo_studies
     return {d.study.slug: d for d in created}
 
 

@@ -18,9 +18,9 @@ from analysis.methods import title_of
 from analysis.models import AnalysisRun
 from analysis.services import analysis_run_create, analysis_run_execute
 from annotation.models import Response
-from demo.services import demo_seed
-from studies.models import Item, Participant
+from studies.models import Item, Participant, Study
 from tests.answers import store
+from tests.conftest import study_make
 
 pytestmark = pytest.mark.django_db
 
@@ -58,15 +58,29 @@ def visible_text(html: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"<[^>]*>", " ", html))
 
 
+@pytest.fixture(scope="module")
+def analysed_studies(demo_seeded, module_db):
+    """(study pk, run pk) of both demo studies and of a 4-annotator study, analysed once for the
+    module (see module_db): every test here only reads them."""
+    from django.contrib.auth import get_user_model
+
+    with module_db.unblock():
+        alice = get_user_model().objects.create_user("alice", "alice@example.org",
+                                                     "alice-password-1")
+        studies = [Study.objects.get(pk=pk) for pk, _, _ in demo_seeded[1]]
+        studies.append(four_annotators(alice, study_make))
+        return [(study.pk, analysed(study).pk) for study in studies]
+
+
 @pytest.fixture
-def dashboards(alice, make_study):
+def dashboards(analysed_studies, db):
     """(client, study, run) of both demo studies and of a 4-annotator study."""
-    owner, demos = demo_seed()
     out = []
-    for study in [d.study for d in demos] + [four_annotators(alice, make_study)]:
+    for study_pk, run_pk in analysed_studies:
+        study = Study.objects.get(pk=study_pk)
         client = Client()
         client.force_login(study.owner)
-        out.append((client, study, analysed(study)))
+        out.append((client, study, AnalysisRun.objects.get(pk=run_pk)))
     return out
 
 

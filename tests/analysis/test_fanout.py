@@ -21,7 +21,9 @@ from analysis.services import analysis_run_create, analysis_run_execute
 from annotation.models import Answer, Response
 from core.results import trust_inputs
 from core.stats.trust import fingerprint, plan_chunks, trust_coefficients
+from studies.models import Study
 from studies.services import participants_invite
+from tests.conftest import study_make
 
 pytestmark = pytest.mark.django_db
 
@@ -71,9 +73,24 @@ def chunk_calls(monkeypatch):
     return calls
 
 
+@pytest.fixture(scope="module")
+def rated16(module_db):
+    """The 16-annotator study, answered once for the module (see module_db): its 384 answers
+    each go through the app's answer path, the costliest part of every test here."""
+    from django.contrib.auth import get_user_model
+
+    with module_db.unblock():
+        # not "alice": tests here create her
+        owner = get_user_model().objects.create_user("owner16", "owner16@example.org", "pw-16")
+        return rated_study(study_make, owner, annotators=16, slug="fanout16").pk
+
+
 @pytest.fixture
-def study16(make_study, alice):
-    return rated_study(make_study, alice, annotators=16)
+def study16(rated16, db):
+    from annotation.selectors import questions_forget
+
+    yield Study.objects.get(pk=rated16)
+    questions_forget(study_id=rated16)
 
 
 def inputs_of(study, settings=None):

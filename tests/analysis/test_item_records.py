@@ -31,18 +31,25 @@ from core.results import (
     gap_summaries,
 )
 from core.stats.gaps import ItemGapBlock
-from demo.services import demo_seed
+from studies.models import Study
 
 pytestmark = pytest.mark.django_db
 METADATA = ("generated_at",)
 
 
+@pytest.fixture(scope="module")
+def coref_run(demo_seeded, module_db):
+    """The coreference demo's finished run, computed once for the module (see module_db)."""
+    with module_db.unblock():
+        study = Study.objects.get(slug="demo-coref")
+        run = analysis_run_create(study=study, enqueue=False)
+        return study.pk, analysis_run_execute(run_id=run.pk).pk
+
+
 @pytest.fixture
-def coref():
-    _, created = demo_seed()
-    study = next(d.study for d in created if d.study.slug == "demo-coref")
-    run = analysis_run_create(study=study, enqueue=False)
-    return study, analysis_run_execute(run_id=run.pk)
+def coref(coref_run, db):
+    study_pk, run_pk = coref_run
+    return Study.objects.get(pk=study_pk), AnalysisRun.objects.get(pk=run_pk)
 
 
 @pytest.fixture

@@ -8,16 +8,24 @@ from django.urls import reverse
 from analysis.live import live_quality_refresh, live_quality_study
 from analysis.models import AnalysisRun, LiveQuality
 from annotation.models import Response
+from demo.services import demo_seed
 from studies.models import Study
 from tests.workers import start_beat, start_worker, stop_worker, wait_for
 
-from .test_dashboard import demos, planted  # noqa: F401 (fixtures)
+from .test_dashboard import planted  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def coref(demos):  # noqa: F811
+def demos():
+    # Seeded for each test, not once for the module (`demo_studies`): the last test here commits.
+    _, created = demo_seed()
+    return {d.study.slug: d for d in created}
+
+
+@pytest.fixture
+def coref(demos):
     demo = demos["demo-coref"]
     Study.objects.filter(pk=demo.study.pk).update(status=Study.Status.OPEN)
     demo.study.refresh_from_db()

@@ -18,8 +18,10 @@ from analysis.models import AnalysisRun
 from analysis.selectors import full_document
 from analysis.services import analysis_run_create, analysis_run_execute
 from annotation.services import response_submit
+from studies.models import Study
 from studies.selectors import pseudonyms
 from studies.services import participants_invite
+from tests.conftest import study_make
 
 pytestmark = pytest.mark.django_db
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "docs/results.schema.json").read_text())
@@ -29,9 +31,19 @@ ITEMS = "id,text,metric:close,metric:far\n" + "".join(
     for n in range(N_ITEMS))
 
 
-@pytest.fixture
-def clicker_run(make_study, alice, request):
-    study = make_study(alice, slug="coref-bot", preset="likert-0-7-coref", items=ITEMS,
+@pytest.fixture(scope="module")
+def clicker_study(module_db):
+    """The study and its finished run, built once for the module (see module_db): every test
+    here only reads them. Returns (study pk, run pk, the bot's pseudonym)."""
+    with module_db.unblock():
+        return _clicker_study()
+
+
+def _clicker_study():
+    from django.contrib.auth import get_user_model
+
+    alice = get_user_model().objects.create_user("alice", "alice@example.org", "alice-password-1")
+    study = study_make(alice, slug="coref-bot", preset="likert-0-7-coref", items=ITEMS,
                        items_per_participant=0, duplicates=0)
     rng = np.random.default_rng(14)
     truth = rng.integers(0, 8, size=N_ITEMS)
@@ -54,8 +66,14 @@ def clicker_run(make_study, alice, request):
     run = analysis_run_execute(run_id=analysis_run_create(study=study, enqueue=False).pk)
     assert run.status == AnalysisRun.Status.DONE, run.error
     jsonschema.validate(run.results, SCHEMA)
-    request.node.study = study
-    return run.results, pseudonyms(study=study)[bot.pk]
+    return study.pk, run.pk, pseudonyms(study=study)[bot.pk]
+
+
+@pytest.fixture
+def clicker_run(clicker_study, db, request):
+    study_pk, run_pk, bot = clicker_study
+    request.node.study = Study.objects.get(pk=study_pk)
+    return AnalysisRun.objects.get(pk=run_pk).results, bot
 
 
 def test_the_too_fast_rule_flags_the_random_clicker_and_no_one_else(clicker_run):

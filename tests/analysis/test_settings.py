@@ -18,7 +18,6 @@ from analysis.selectors import study_data
 from analysis.services import analysis_run_create, analysis_run_execute, analysis_settings
 from core.problems import InputError
 from core.settings import AnalysisSettings, SettingsError
-from demo.services import demo_seed
 from studies.definitions import load_definition
 from tests.arrays import dense_of
 
@@ -27,8 +26,8 @@ SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "docs/results.schema.
 
 
 @pytest.fixture
-def demos():
-    _, created = demo_seed()
+def demos(demo_studies):
+    _, created = demo_studies
     return {d.study.slug: d for d in created}
 
 

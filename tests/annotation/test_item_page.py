@@ -2,6 +2,7 @@
 estimate, the favicon, and the demo's numbered coreference chains."""
 
 import html
+import re
 import uuid
 
 import pytest
@@ -117,6 +118,51 @@ def test_the_instructions_estimate_the_duration_from_the_answers_so_far(
     # 20 answers with a median of 90 s: 5 items take about 8 minutes (not 5 × 45 s)
     assert Response.objects.count() == 20
     assert "This takes about 8 minutes." in page
+
+
+def _nineteen_items_two_questions(alice, *, screening: bool):
+    from studies.services import items_import, study_create, study_open
+
+    questions = [{"key": "fluency", "prompt": "Fluent?", "scale": "likert-1-5", "required": True},
+                 {"key": "fit", "prompt": "Fits?", "scale": "likert-1-5", "required": True}]
+    study = study_create(owner=alice, slug="nineteen", title="Nineteen", questions=questions,
+                         display="text")
+    rows = "id,text,role,gold:fluency,tolerance:fluency\n"
+    if screening:
+        rows += "s1,Screen,screening,3,1\n"
+    rows += "".join(f"m{i},Main {i},main,,\n" for i in range(19))
+    items_import(study=study, data=rows.encode(), filename="items.csv")
+    study_open(study=study)
+    study.refresh_from_db()
+    return study
+
+
+def _join_and_read_the_estimate(client, study) -> str:
+    consent = client.get(f"/join/{study.open_token}/").content.decode()
+    entry = re.search(r'name="entry" value="([^"]+)"', consent).group(1)
+    page = client.post(f"/join/{study.open_token}/", {"entry": entry}, follow=True)
+    return re.search(r"This takes about [^<]*", page.content.decode()).group(0)
+
+
+@pytest.mark.parametrize("screening", [False, True], ids=["main-only", "screening-first"])
+def test_it_estimates_every_item_and_question_of_an_open_link_study(client, alice, screening):
+    study = _nineteen_items_two_questions(alice, screening=screening)
+    # 19 main items (+ 1 screening item) × 2 questions × 20 s: 13 (14) minutes, not the
+    # screening item's 1 minute while only the screening is assigned.
+    expected = "14 minutes." if screening else "13 minutes."
+    assert _join_and_read_the_estimate(client, study) == f"This takes about {expected}"
+
+
+def test_it_estimates_from_main_answers_only_not_quick_screening_ones(client, alice):
+    study = _nineteen_items_two_questions(alice, screening=True)
+    screen = study.items.get(role="screening")
+    main = study.items.filter(role="main").order_by("position")[0]
+    others = participants_invite(study=study, count=25)
+    for other in others:  # 25 quick screening answers (2 s), 25 main ones (60 s)
+        Response.objects.create(participant=other, item=screen, revision=1, active_ms=2_000)
+        Response.objects.create(participant=other, item=main, revision=1, active_ms=60_000)
+    # 20 items (1 screening + 19 main) × 60 s: 20 minutes, not a median over every answer.
+    assert _join_and_read_the_estimate(client, study) == "This takes about 20 minutes."
 
 
 def test_every_page_links_the_favicon_and_favicon_ico_is_found(client, participant):

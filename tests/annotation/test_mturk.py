@@ -86,3 +86,26 @@ def test_it_drops_a_hostile_target_stored_before_it_was_checked(client, alice, m
         html = finish(client, participant)
     assert "externalSubmit" not in html and "javascript:" not in html
     assert any("turkSubmitTo" in record.getMessage() for record in caplog.records)
+
+
+PROLIFIC_DONE = "https://app.prolific.com/submissions/complete"
+
+
+def test_it_offers_an_mturk_worker_the_hit_submission_only(client, alice, make_study):
+    study = make_study(alice)
+    study.__class__.objects.filter(pk=study.pk).update(completion_url=PROLIFIC_DONE)
+    join(client, study, "https://www.mturk.com")
+    html = finish(client, Participant.objects.get(external_id="W1"))
+    assert "Submit the HIT" in html and study.completion_code in html
+    assert "Return to the platform" not in html and "prolific" not in html
+
+
+def test_it_offers_a_prolific_participant_the_return_link_only(client, alice, make_study):
+    study = make_study(alice)
+    study.__class__.objects.filter(pk=study.pk).update(completion_url=PROLIFIC_DONE)
+    url = f"/join/{study.open_token}/?PROLIFIC_PID=P1&STUDY_ID=S1&SESSION_ID=X1"
+    assert client.get(url).status_code == 200
+    client.post(url)
+    html = finish(client, Participant.objects.get(external_id="P1"))
+    assert f'href="{PROLIFIC_DONE}?cc={study.completion_code}"' in html
+    assert "Return to the platform" in html and "Submit the HIT" not in html

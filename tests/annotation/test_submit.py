@@ -1,8 +1,10 @@
 """Answers are stored exactly once, with their timing, and only where they belong."""
 
 import uuid
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from annotation.models import Response
 from annotation.services import AnswerRejected
@@ -159,3 +161,34 @@ def test_it_names_annotators_by_the_order_of_their_first_response(make_study, al
     submit(a, position=0)
     submit(b, position=1)
     assert stored_pseudonyms(study=study) == {b.pk: "A1", a.pk: "A2"}
+
+
+def test_it_makes_new_revisions_wait_past_the_limit_and_still_acknowledges_retries(participant,
+                                                                                    settings):
+    # issue 23, point 18: one annotator stored 300 revisions of one item in 5 s.
+    settings.CONCORD_REVISIONS_PER_MINUTE = 3
+    ids = [uuid.uuid4() for _ in range(4)]
+    results = [submit(participant, 0, value, client_id=ids[value - 1]) for value in (1, 2, 3)]
+    assert [r.revision for r in results] == [1, 2, 3]
+    with pytest.raises(AnswerRejected) as refused:
+        submit(participant, 0, 4, client_id=ids[3])
+    assert refused.value.status == 429 and "in a minute" in str(refused.value)
+    retry = submit(participant, 0, 3, client_id=ids[2])  # a lost acknowledgement, sent again
+    assert not retry.created and retry.revision == 3
+    assert Response.objects.filter(participant=participant).count() == 3
+    # A minute later the waiting revision is taken.
+    Response.objects.filter(participant=participant).update(
+        received_at=timezone.now() - timedelta(seconds=61))
+    assert submit(participant, 0, 4, client_id=ids[3]).revision == 4
+
+
+def test_the_answer_endpoint_answers_429_for_a_revision_over_the_limit(participant, client,
+                                                                      settings):
+    settings.CONCORD_REVISIONS_PER_MINUTE = 1
+    submit(participant, 0, 1)
+    client.get(f"/a/{participant.token}/")
+    reply = client.post(f"/a/{participant.token}/answer/", data={
+        "position": 0, "client_id": str(uuid.uuid4()),
+        "answers": {participant.study.primary_question.key: {"value": 2}}},
+        content_type="application/json")
+    assert reply.status_code == 429

@@ -17,7 +17,6 @@ from django.urls import reverse
 from analysis.models import AnalysisRun
 from annotation.models import Answer, Response
 from annotation.services import AnswerRejected
-from demo.services import demo_seed
 from exports.bundles import REPLAY_DIFFERS
 from exports.services import export_open
 from studies.definitions import load_definition
@@ -79,8 +78,8 @@ def counts() -> tuple[int, ...]:
 
 
 @pytest.fixture
-def demos():
-    user, _ = demo_seed()
+def demos(demo_studies):
+    user, _ = demo_studies
     return user
 
 

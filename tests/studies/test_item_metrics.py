@@ -155,6 +155,27 @@ def test_a_second_generation_continues_the_numbering_without_repeating(pair_stud
     assert len({(a, b) for _, a, b in controls}) == 6
 
 
+def test_it_builds_controls_from_main_items_only(pair_study):
+    key = pair_study.primary_question.key
+    rows = [f'{i},"{a}","{b}",main,' for i, a, b in PAIRS[:3]] + [
+        's1,"Screen sentence one.","Screen sentence two.",screening,3',
+        's2,"Screen sentence three.","Screen sentence four.",screening,1',
+        'c1,"Check sentence one.","Check sentence two.",check,5']
+    data = f"id,text_a,text_b,role,gold:{key}\n" + "\n".join(rows) + "\n"
+    items_import(study=pair_study, data=data.encode(), filename="pairs.csv")
+    # Three main pairs allow 3 × 3 − 3 = 6 controls; the screening and check sentences none.
+    assert controls_generate(study=pair_study, n=6, seed=3) == 6
+    main_a = {a for _, a, _ in PAIRS[:3]}
+    main_b = {b for _, _, b in PAIRS[:3]}
+    for control in pair_study.items.filter(is_control=True):
+        assert control.text_a in main_a and control.text_b in main_b
+        assert control.meta["control_of_a"].startswith("p")
+        assert control.meta["control_of_b"].startswith("p")
+    # Every combination of the main sentences is used now (the 3 pairs and their 6 controls).
+    with pytest.raises(InputError, match="only 0 combinations .* among 9 pairs"):
+        controls_generate(study=pair_study, n=1, seed=3)
+
+
 def test_it_refuses_more_controls_than_unrelated_combinations(pair_study):
     items_import(study=pair_study, data=pairs_csv(PAIRS[:2]), filename="pairs.csv")
     with pytest.raises(InputError, match="only 2 combinations"):

@@ -165,3 +165,20 @@ def test_the_completion_text_is_part_of_the_definition(custom):
 
     study_update(study=custom, changes={"completion_text": "Bye."})
     assert study_definition(study=Study.objects.get(slug="custom"))["completion_text"] == "Bye."
+
+
+def test_it_builds_at_most_twenty_question_forms_whatever_total_forms_says(custom, client, alice):
+    # issue 23, point 17: TOTAL_FORMS=100000 built 1 020 forms (Django's default absolute_max)
+    # in 16 s before saying no.
+    from studies.forms import QuestionFormSet
+
+    client.force_login(alice)
+    data = {**page_data(client), "q-TOTAL_FORMS": "100000"}
+    reply = client.post(URL, data)
+    assert reply.status_code in (200, 400)
+    formset = reply.context["form"].formset
+    assert len(formset.forms) <= 20
+    assert "at most 20" in " ".join(formset.non_form_errors())
+    assert QuestionFormSet.absolute_max == 20
+    study = Study.objects.get(slug="custom")
+    assert [q.key for q in study.question_list] == ["fluency", "fit"]  # nothing saved

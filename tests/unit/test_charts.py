@@ -589,7 +589,7 @@ def test_random_documents_always_give_valid_specs(document, scale, level):
 
 
 def test_a_large_gap_scatter_is_thinned_but_keeps_the_largest_gaps(doc, monkeypatch):
-    import analysis.charts as charts_module
+    import analysis.charts.metrics as charts_module
 
     assert "evenly spaced sample" not in by_name(build_charts(doc))["gaps-scatter"].description
     monkeypatch.setattr(charts_module, "MAX_SCATTER_POINTS", 2)

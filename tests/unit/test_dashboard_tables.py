@@ -4,7 +4,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from analysis import dashboard as tables
-from analysis.templatetags.dashboard import seconds, signed_pct, stat
+from analysis.templatetags.dashboard import scale_value, seconds, signed_pct, stat
 
 
 def alpha(scale, items, level, without, value, ci=(0.1, 0.9), n=10, reason=None):
@@ -93,6 +93,8 @@ def test_number_formatting():
     assert stat(-0.25, 2) == "-0.25" and stat(7) == "7"
     assert signed_pct(0.125) == "+12.5 %" and signed_pct(-0.5) == "-50.0 %" and signed_pct(None) == "—"
     assert seconds(12.34) == "12.3 s" and seconds(600) == "10.0 min" and seconds(None) == "—"
+    assert scale_value(5.0) == "5" and scale_value(0.5) == "0.5" and scale_value(None) == "—"
+    assert scale_value(-1.0) == "-1" and scale_value(2.25) == "2.25" and scale_value(2.001) == "2"
 
 
 @given(st.dictionaries(st.sampled_from(["alpha", "trust", "correlations", "item_gaps", "heuristics",

@@ -67,3 +67,20 @@ def test_item_columns_read_in_chunks_join_into_those_of_all_the_items_at_once():
         for name, values in getattr(whole, table).items():
             np.testing.assert_array_equal(getattr(joined, table)[name], values)
     assert concat_item_columns([]).ids == []
+
+
+def test_it_keeps_a_third_presentation_out_of_the_answers_and_the_pairs():
+    from core.data import item_columns, study_data_from_answers
+
+    items = item_columns(["i0", "i1"], [False, False], [{}, {}], [{}, {}], [{}, {}])
+    # Participant 7 is shown i0 three times (7, 5, 1), i1 once; participant 8 i0 twice.
+    built = study_data_from_answers(
+        items, participant=[7, 7, 7, 7, 8, 8], item=[0, 0, 1, 0, 0, 0],
+        presentation=[1, 2, 1, 3, 1, 2], value=[7.0, 5.0, 2.0, 1.0, 3.0, 3.0],
+        active_ms=[1.0] * 6)
+    assert built.item.tolist() == [0, 1, 0] and built.value.tolist() == [7.0, 2.0, 3.0]
+    assert built.dup_annotator.tolist() == [0, 1]
+    assert built.dup_first.tolist() == [7.0, 3.0] and built.dup_repeat.tolist() == [5.0, 3.0]
+    assert built.later_annotator.tolist() == [0]
+    assert built.without_annotators(["A2"]).later_annotator.tolist() == [0]
+    assert built.without_annotators(["A1"]).later_annotator.size == 0

@@ -88,7 +88,24 @@ def test_it_rejects_two_rows_with_the_same_presentation():
         duplicate_pairs_long(*rows.T)
 
 
-def test_it_rejects_an_item_shown_more_than_twice():
-    rows = np.array([[0, 5, 1, 7.0], [0, 5, 2, 6.0], [0, 5, 3, 6.0]])
-    with pytest.raises(ValueError, match="more than twice"):
-        duplicate_pairs_long(*rows.T)
+def test_it_pairs_only_the_first_two_of_three_presentations():
+    # Item 5 shown three times to annotator 0 (lines in any order, positions 9, 1, 4): the
+    # showings at 1 and 4 pair; the one at 9 enters no pair. Item 6 shown once: no pair.
+    rows = np.array([[0, 5, 9, 1.0], [0, 6, 2, 3.0], [0, 5, 1, 7.0], [0, 5, 4, 6.0]])
+    annotator, item, first, repeat = duplicate_pairs_long(*rows.T)
+    np.testing.assert_array_equal(annotator, [0])
+    np.testing.assert_array_equal(item, [5])
+    np.testing.assert_array_equal(first, [7.0])
+    np.testing.assert_array_equal(repeat, [6.0])
+    assert duplicate_consistency_long(*rows.T) == {0: DuplicateResult(1, 0.0, 1.0, None)}
+
+
+def test_it_pairs_as_before_when_a_third_presentation_is_added():
+    with_third = np.vstack([ROWS, [[0, 5, 99, 1.0], [1, 5, 99, 4.0]]])
+    for before, after in zip(duplicate_pairs_long(*ROWS.T), duplicate_pairs_long(*with_third.T),
+                             strict=True):
+        np.testing.assert_array_equal(before, after)
+
+
+def test_it_pairs_no_rows():
+    assert all(part.size == 0 for part in duplicate_pairs_long([], [], [], []))
