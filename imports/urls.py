@@ -11,11 +11,8 @@ app_name = "imports"
 urlpatterns = [
     path("studies/<slug:slug>/responses/import/", views.responses_upload,
          name="responses_import"),
-    path("studies/<slug:slug>/responses/import/<slug:key>/", views.responses_preview,
-         name="responses_import_preview"),
-    path("studies/<slug:slug>/responses/import/<slug:key>/cancel/", views.responses_cancel,
-         name="responses_import_cancel"),
-    # Background imports of large uploads (responses here, items from the study's page).
+    # An import's page: a response file's check (the preview), then its import; a large item
+    # upload's import. A small file's job runs in the request, a large one's by a worker.
     path("studies/<slug:slug>/imports/<int:job_id>/", views.import_job_detail,
          name="import_job"),
     path("studies/<slug:slug>/imports/<int:job_id>/status.json", views.import_job_status_view,

@@ -2,14 +2,15 @@
 file) and responses collected elsewhere (upload → preview → confirm), and the page of an import
 job (its progress, then its result or its problems).
 
-A small response file's bytes stay on the server between the preview and the confirmation (see
-`annotation.services.pending_import_*`) and are validated again on confirm. Every view reads
-the study through `@study_view` (owner-scoped, 404 for anyone else).
+A response file, whatever its size, is kept as an `ImportJob` between its check (the preview, on
+the job's page) and the confirmation, and validated again on confirm; a small one is checked and
+imported in the request, a large one by a worker (`imports.services`). Every view reads the
+study through `@study_view` (owner-scoped, 404 for anyone else).
 """
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import cast
 
 from django.conf import settings
 from django.contrib import messages
@@ -21,14 +22,6 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation.services import (
-    pending_import_confirm,
-    pending_import_create,
-    pending_import_discard,
-    pending_import_get,
-    responses_import,
-    upload_read,
-)
 from core.problems import InputError
 from core.tabular import size_over_limit
 from jobs.selectors import job_status
@@ -46,6 +39,8 @@ from .services import (
     import_job_create,
     import_job_discard,
     import_job_problems,
+    import_job_ran_at_once,
+    import_job_run,
 )
 
 
@@ -103,41 +98,31 @@ def items_upload(request: HttpRequest, study: Study) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @study_view(need=Role.EDITOR)
 def responses_upload(request: HttpRequest, study: Study) -> HttpResponse:
+    """Keep the file and check it (a dry run): a small one at once, a large one by a worker;
+    then its job's page previews it. A small file's problems are listed on this page."""
     form = ResponseImportForm(request.POST or None, request.FILES or None)
     error = None
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        if import_is_large(data["file"]):  # checked by a job, then previewed on its page
-            return _import_job_start(request, study, data)
         try:
-            key, _pending = pending_import_create(
-                study=study, user=_user(request), upload=upload_read(data["file"]),
-                fmt=data["format"], annotator_column=data["annotator_column"].strip(),
-                meta_columns=data["meta_columns"],
-                item_map=upload_read(data["item_map"]) if data["item_map"] else None,
-                value_map=upload_read(data["value_map"]) if data["value_map"] else None,
-            )
+            job = import_job_create(
+                study=study, user=_user(request), what=ImportJob.What.RESPONSES,
+                upload=data["file"],
+                options={"fmt": data["format"], "meta_columns": data["meta_columns"],
+                         "annotator_column": data["annotator_column"].strip()},
+                maps={"item_map": data["item_map"], "value_map": data["value_map"]},
+                dry_run=True, enqueue=False)
         except InputError as exc:
             error = exc
         else:
-            return redirect("imports:responses_import_preview", slug=study.slug, key=key)
+            job = import_job_run(job=job)
+            error = import_job_problems(job=job) if import_job_ran_at_once(job=job) else None
+            if error is None:
+                # A broker that did not take a large file's job: its page says so.
+                return redirect("imports:import_job", slug=study.slug, job_id=job.pk)
     return render(request, "imports/import_responses.html",
                   {"study": study, "form": form, "error": error},
                   status=400 if error or form.errors else 200)
-
-
-def _import_job_start(request: HttpRequest, study: Study, data: dict[str, Any]) -> HttpResponse:
-    try:
-        job = import_job_create(
-            study=study, user=_user(request), what=ImportJob.What.RESPONSES, upload=data["file"],
-            options={"fmt": data["format"], "meta_columns": data["meta_columns"],
-                     "annotator_column": data["annotator_column"].strip()},
-            maps={"item_map": data["item_map"], "value_map": data["value_map"]}, dry_run=True)
-    except InputError as exc:
-        return render(request, "imports/import_responses.html",
-                      {"study": study, "form": ResponseImportForm(), "error": exc}, status=400)
-    # A broker that did not take the job: the page says so (the job failed with the reason).
-    return redirect("imports:import_job", slug=study.slug, job_id=job.pk)
 
 
 @login_required
@@ -160,9 +145,20 @@ def import_job_detail(request: HttpRequest, study: Study, job_id: int) -> HttpRe
 @require_POST
 @study_view(need=Role.EDITOR)
 def import_job_confirm_view(request: HttpRequest, study: Study, job_id: int) -> HttpResponse:
-    """Import the file a finished check previewed (a new job; a double click imports once)."""
+    """Import the file a finished check previewed (a new job; a double click imports once): a
+    small one at once, then back to the study (its problems, if it no longer passes, on the
+    upload page); a large one by a worker, whose page shows the progress."""
     job = get_object_or_404(ImportJob, pk=job_id, study=study)
-    new = import_job_confirm(job=job, user=_user(request))
+    new = import_job_run(job=import_job_confirm(job=job, user=_user(request), enqueue=False))
+    if import_job_ran_at_once(job=new):
+        if new.status == ImportJob.Status.DONE:
+            messages.success(request, new.message)
+            return redirect("studies:detail", slug=study.slug)
+        error = import_job_problems(job=new)
+        if error is not None:
+            return render(request, "imports/import_responses.html",
+                          {"study": study, "form": ResponseImportForm(), "error": error},
+                          status=400)
     return redirect("imports:import_job", slug=study.slug, job_id=new.pk)
 
 
@@ -183,36 +179,3 @@ def import_job_status_view(request: HttpRequest, study: Study, job_id: int) -> J
     response = JsonResponse(job_status(job=job))
     response["Cache-Control"] = "no-store"
     return response
-
-
-@login_required
-@require_http_methods(["GET", "POST"])
-@study_view(need=Role.EDITOR)
-def responses_preview(request: HttpRequest, study: Study, key: str) -> HttpResponse:
-    """GET: what the file holds (validated again). POST: import it, then back to the study."""
-    try:
-        if request.method == "POST":
-            summary = pending_import_confirm(study=study, user=_user(request), key=key)
-            messages.success(request, f"Imported {summary.answers} answers of "
-                                      f"{len(summary.annotators)} annotators from {summary.filename}.")
-            return redirect("studies:detail", slug=study.slug)
-        pending = pending_import_get(study=study, user=_user(request), key=key)
-        summary = responses_import(
-            study=study, data=pending.upload.data, filename=pending.upload.filename,
-            fmt=pending.fmt, annotator_column=pending.annotator_column or None,
-            item_map=pending.item_map, value_map=pending.value_map,
-            meta_columns=pending.meta_columns, dry_run=True)
-    except InputError as exc:
-        return render(request, "imports/import_responses.html",
-                      {"study": study, "form": ResponseImportForm(), "error": exc}, status=400)
-    return render(request, "imports/import_preview.html",
-                  {"study": study, "summary": summary, "pending": pending, "key": key})
-
-
-@login_required
-@require_POST
-@study_view(need=Role.EDITOR)
-def responses_cancel(request: HttpRequest, study: Study, key: str) -> HttpResponse:
-    pending_import_discard(study=study, user=_user(request), key=key)
-    messages.info(request, "The upload was discarded; nothing was imported.")
-    return redirect("studies:detail", slug=study.slug)

@@ -156,11 +156,25 @@ def test_an_unconfirmed_check_loses_its_file_after_a_day_to_the_hourly_sweep(
     assert "Confirm import" in alice_client.get(f"/studies/big/imports/{new.pk}/").content.decode()
 
 
-def test_it_keeps_a_small_upload_on_the_preview_page(alice_client, study, settings):
-    settings.VAR_DIR = settings.IMPORTS_DIR.parent  # pending previews beside the test's var dir
-    response = post_responses(alice_client, study)
-    assert response.status_code == 302 and "/responses/import/" in response["Location"]
-    assert not ImportJob.objects.exists()
+def test_it_checks_a_small_upload_at_once_and_keeps_it_as_a_job(
+        alice_client, study, settings, tmp_path, django_capture_on_commit_callbacks):
+    """One kept upload for every size: a small file is a job too, checked in the request (no
+    task sent), previewed on the same page, imported at once on confirm."""
+    settings.IMPORTS_DIR = tmp_path / "imports"
+    with django_capture_on_commit_callbacks(execute=True) as sent:
+        response = post_responses(alice_client, study)
+    check = ImportJob.objects.get()
+    assert sent == [] and (check.status, check.dry_run, check.sent_at) == ("done", True, None)
+    assert response["Location"] == f"/studies/big/imports/{check.pk}/"
+    assert [p.name for p in kept(settings.IMPORTS_DIR)] == [check.folder, "data"]
+    page = alice_client.get(response["Location"]).content.decode()
+    assert "Preview: long.csv" in page and "Confirm import" in page
+    assert page.count("<tr><td>w") == 2  # the annotators listed
+    with django_capture_on_commit_callbacks(execute=True) as sent:
+        done = alice_client.post(f"/studies/big/imports/{check.pk}/confirm/")
+    assert sent == [] and done["Location"] == "/studies/big/"
+    assert ImportJob.objects.latest("pk").status == "done" and Response.objects.count() == 4
+    assert kept(settings.IMPORTS_DIR) == []
 
 
 def test_it_shows_the_progress_of_a_queued_job(alice_client, study, large):
