@@ -22,6 +22,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from annotation.services import upload_read
 from core.problems import InputError
 from core.tabular import size_over_limit
 from jobs.selectors import job_status
@@ -31,7 +32,8 @@ from studies.models import Study
 from studies.selectors import Role
 from studies.services import items_import
 
-from .forms import ResponseImportForm
+from .bundles import bundle_import
+from .forms import BundleImportForm, ResponseImportForm
 from .models import ImportJob
 from .services import (
     import_is_large,
@@ -179,3 +181,37 @@ def import_job_status_view(request: HttpRequest, study: Study, job_id: int) -> J
     response = JsonResponse(job_status(job=job))
     response["Cache-Control"] = "no-store"
     return response
+
+
+# --- A methods bundle, replayed as a new study -----------------------------------------------
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def bundle_import_view(request: HttpRequest) -> HttpResponse:
+    """Replay an uploaded methods bundle as a new closed study the caller owns (synchronous:
+    bounded by CONCORD_BUNDLE_MAX_BYTES and CONCORD_BUNDLE_SYNC_MAX_ROWS answer rows)."""
+    form = BundleImportForm(request.POST or None, request.FILES or None)
+    problems: list[str] = []
+    if request.method == "POST" and form.is_valid():
+        try:
+            upload = upload_read(form.cleaned_data["file"],
+                                 max_bytes=settings.CONCORD_BUNDLE_MAX_BYTES)
+            done = bundle_import(data=upload.data, filename=upload.filename, owner=_user(request),
+                                 slug=form.cleaned_data["slug"] or None,
+                                 max_rows=settings.CONCORD_BUNDLE_SYNC_MAX_ROWS)
+        except InputError as exc:
+            problems = [str(p) for p in exc.problems]
+            if exc.omitted:
+                problems.append(f"… and {exc.omitted} more")
+        else:
+            messages.success(request, f"Created {done.study.slug} from {upload.filename}: "
+                                      f"{done.annotators} annotators, {done.answers} answers.")
+            return redirect("studies:detail", slug=done.study.slug)
+    return render(request, "imports/bundle_import.html", {
+        "form": form, "problems": problems,
+        "max_mib": settings.CONCORD_BUNDLE_MAX_BYTES // (1024 * 1024),
+        "max_rows": settings.CONCORD_BUNDLE_SYNC_MAX_ROWS,
+        # 20 000, as the docs write numbers (a space between the thousands)
+        "max_rows_text": f"{settings.CONCORD_BUNDLE_SYNC_MAX_ROWS:,}".replace(",", "\u202f"),
+    }, status=400 if problems or form.errors else 200)
