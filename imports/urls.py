@@ -11,6 +11,7 @@ app_name = "imports"
 urlpatterns = [
     # Beside studies:new and studies:new_definition; "new" is not a study's slug there.
     path("studies/new/bundle/", views.bundle_import_view, name="bundle_import"),
+    path("studies/<slug:slug>/items/coreference/", views.coref_upload, name="coref_upload"),
     path("studies/<slug:slug>/responses/import/", views.responses_upload,
          name="responses_import"),
     # An import's page: a response file's check (the preview), then its import; a large item

@@ -1,6 +1,7 @@
 """The researcher's imports in the browser: items (at once, or by a background job for a large
-file) and responses collected elsewhere (upload → preview → confirm), and the page of an import
-job (its progress, then its result or its problems).
+file), coreference items (a gold and a system file), responses collected elsewhere (upload →
+preview → confirm), a methods bundle replayed as a new study, and the page of an import job (its
+progress, then its result or its problems).
 
 A response file, whatever its size, is kept as an `ImportJob` between its check (the preview, on
 the job's page) and the confirmation, and validated again on confirm; a small one is checked and
@@ -23,14 +24,14 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation.services import upload_read
-from core.problems import InputError
+from core.problems import Collector, InputError
 from core.tabular import size_over_limit
 from jobs.selectors import job_status
 from studies.decorators import study_view
-from studies.forms import ItemUploadForm
+from studies.forms import CorefUploadForm, ItemUploadForm
 from studies.models import Study
 from studies.selectors import Role
-from studies.services import items_import
+from studies.services import coref_items_import, items_import
 
 from .bundles import bundle_import
 from .forms import BundleImportForm, ResponseImportForm
@@ -90,6 +91,44 @@ def items_upload(request: HttpRequest, study: Study) -> HttpResponse:
         return render(request, "studies/upload_errors.html",
                       {"study": study, "error": exc, "filename": upload.name}, status=400)
     messages.success(request, f"Imported {count} items from {upload.name}.")
+    return redirect("studies:detail", slug=study.slug)
+
+
+# --- Coreference items -----------------------------------------------------------------------
+
+
+@login_required
+@require_POST
+@study_view(need=Role.EDITOR)
+def coref_upload(request: HttpRequest, study: Study) -> HttpResponse:
+    """Add coreference items from a gold and a system file, read as the CoNLL scorer reads them:
+    every problem of both files on one page (nothing imported), warnings shown after the import."""
+    form = CorefUploadForm(request.POST, request.FILES)
+    if not form.is_valid():
+        messages.error(request, "Choose a gold file, a system file and their format.")
+        return redirect("studies:detail", slug=study.slug)
+    gold, system = form.cleaned_data["gold"], form.cleaned_data["system"]
+    limit = settings.CONCORD_MAX_UPLOAD_BYTES
+    for upload in (gold, system):
+        if upload.size > limit:
+            messages.error(request, f"{upload.name}: {size_over_limit(upload.size, limit=limit)}."
+                                    " Nothing was imported.")
+            return redirect("studies:detail", slug=study.slug)
+    warnings = Collector(gold.name)
+    try:
+        count = coref_items_import(study=study, gold=gold.read(), system=system.read(),
+                                   gold_name=gold.name, system_name=system.name,
+                                   fmt=form.cleaned_data["format"], warnings=warnings)
+    except InputError as exc:
+        return render(request, "studies/upload_errors.html",
+                      {"study": study, "error": exc, "filename": gold.name}, status=400)
+    messages.success(request, f"Imported {count} coreference item{'s' if count != 1 else ''} "
+                              f"from {gold.name} and {system.name}.")
+    if warnings:
+        shown = "; ".join(str(p) for p in warnings.problems[:10])
+        more = f" (and {warnings.count - 10} more)" if warnings.count > 10 else ""
+        messages.warning(request, f"{warnings.count} warning(s), read as the CoNLL scorer reads "
+                                  f"the files: {shown}{more}")
     return redirect("studies:detail", slug=study.slug)
 
 
