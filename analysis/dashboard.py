@@ -294,8 +294,25 @@ def rank_table(doc: Mapping[str, Any], *, scale: str) -> RankTable | None:
     cells: dict[str, dict[str, Mapping[str, Any]]] = defaultdict(dict)
     for q in quality:
         cells[q["annotator"]][q["rule"]] = q
+    flagged = _rank_flags(doc.get("heuristics", []), quality, trust)
+    by_annotator: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for c in competence:  # one pass, not one per annotator (quadratic at thousands)
+        by_annotator[c["annotator"]].append(c)
+    rows = [_rank_row(name, coefficients.get(name), trust_ranks.get(name), by_annotator[name],
+                      [cells[name].get(r) for r in rules], flagged[name]) for name in names]
+    rows.sort(key=lambda r: (-len(r.flags), -(r.mean_rank or 0.0), _annotator_key(r.annotator)))
+    # The ranks are out of every analysed annotator, also when the page shows some of them.
+    total = (doc.get("counts") or {}).get("annotators")
+    return RankTable(scale, total if isinstance(total, int) else len(names), rules, [QUALITY_RULE_LABELS[r] for r in rules], rows,
+                     _by(doc.get("competence_models", []), scale=scale))
+
+
+def _rank_flags(heuristics: Iterable[Mapping[str, Any]], quality: Iterable[Mapping[str, Any]],
+                trust: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Every rule that flags each annotator, as labels: the paper's rules, then the quality
+    rules, then trust."""
     flagged: dict[str, list[str]] = defaultdict(list)
-    for h in doc.get("heuristics", []):
+    for h in heuristics:
         if h.get("flagged"):
             flagged[h["annotator"]].append(RULE_LABELS.get(h["rule"], h["rule"]))
     for q in quality:
@@ -304,25 +321,22 @@ def rank_table(doc: Mapping[str, Any], *, scale: str) -> RankTable | None:
     if trust.get("outliers"):
         for name in trust["outliers"]:
             flagged[name].append("Trust outlier")
-    by_annotator: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
-    for c in competence:  # one pass, not one per annotator (quadratic at thousands)
-        by_annotator[c["annotator"]].append(c)
-    rows = []
-    for name in names:
-        comp = {m: None for m in COMPETENCE_LABELS}
-        ranks: dict[str, int | None] = {m: None for m in COMPETENCE_LABELS}
-        for c in by_annotator[name]:
-            comp[c["method"]] = c.get("competence")
-            ranks[c["method"]] = c.get("rank")
-        known = [r for r in [trust_ranks.get(name), *ranks.values()] if r is not None]
-        rows.append(RankRow(name, coefficients.get(name), trust_ranks.get(name), comp, ranks,
-                            [cells[name].get(r) for r in rules], flagged[name],
-                            sum(known) / len(known) if known else None))
-    rows.sort(key=lambda r: (-len(r.flags), -(r.mean_rank or 0.0), _annotator_key(r.annotator)))
-    # The ranks are out of every analysed annotator, also when the page shows some of them.
-    total = (doc.get("counts") or {}).get("annotators")
-    return RankTable(scale, total if isinstance(total, int) else len(names), rules, [QUALITY_RULE_LABELS[r] for r in rules], rows,
-                     _by(doc.get("competence_models", []), scale=scale))
+    return flagged
+
+
+def _rank_row(name: str, trust: float | None, trust_rank: int | None,
+              competence: Iterable[Mapping[str, Any]], quality: list[Mapping[str, Any] | None],
+              flags: list[str]) -> RankRow:
+    """One annotator's row: their competence and rank by each method, and their mean rank over
+    trust and the methods."""
+    comp: dict[str, float | None] = {m: None for m in COMPETENCE_LABELS}
+    ranks: dict[str, int | None] = {m: None for m in COMPETENCE_LABELS}
+    for c in competence:
+        comp[c["method"]] = c.get("competence")
+        ranks[c["method"]] = c.get("rank")
+    known = [r for r in [trust_rank, *ranks.values()] if r is not None]
+    return RankRow(name, trust, trust_rank, comp, ranks, quality, flags,
+                   sum(known) / len(known) if known else None)
 
 
 def _intervals(doc: Mapping[str, Any], table: str) -> dict[tuple[Any, ...], Mapping[str, Any]]:
@@ -475,17 +489,26 @@ def with_annotators(doc: Mapping[str, Any], keep: Iterable[str]) -> dict[str, An
         if not isinstance(records, list) or section == "annotators":
             continue
         if section == "trust":
-            view[section] = [{**r, "coefficients": {a: c for a, c in (r.get("coefficients")
-                                                                      or {}).items()
-                                                    if a in kept},
-                              "outliers": [a for a in r.get("outliers") or [] if a in kept]}
-                             if isinstance(r, Mapping) else r for r in records]
+            view[section] = [_trust_for(r, kept) if isinstance(r, Mapping) else r
+                             for r in records]
         elif section == "error_weights":
             view[section] = [r for r in records if not isinstance(r, Mapping)
-                             or not str(r.get("target", "")).startswith("annotator:")
-                             or str(r["target"])[len("annotator:"):] in kept]
+                             or _weights_kept(r, kept)]
         elif any(isinstance(r, Mapping) and "annotator" in r for r in records[:1]):
             view[section] = [r for r in records if not isinstance(r, Mapping)
                              or r.get("annotator") in kept or r.get("annotator") == "all"]
     return view
 
+
+def _trust_for(record: Mapping[str, Any], kept: set[str]) -> dict[str, Any]:
+    """A trust record with the coefficients and outliers of the annotators ``kept`` only."""
+    return {**record,
+            "coefficients": {a: c for a, c in (record.get("coefficients") or {}).items()
+                             if a in kept},
+            "outliers": [a for a in record.get("outliers") or [] if a in kept]}
+
+
+def _weights_kept(record: Mapping[str, Any], kept: set[str]) -> bool:
+    """Whether an error-weights model stays: a metric's or the humans', or a kept annotator's."""
+    target = str(record.get("target", ""))
+    return not target.startswith("annotator:") or str(record["target"])[len("annotator:"):] in kept

@@ -87,7 +87,7 @@ def annotator(request: HttpRequest, study: Study, pseudonym: str) -> HttpRespons
     floor = ((document.get("settings") or {}).get("quality") or {}).get("too_fast") or {}
     chart = annotator_timing_chart(pseudonym, page.seconds, floor_s=floor.get("floor_s"),
                                    pooled_median_s=(page.pooled or {}).get("median_s"))
-    excluded = pseudonym in (study.analysis_settings.get("excluded_annotators") or [])
+    excluded = pseudonym in study.analysis.excluded_annotators
     return render(request, "analysis/annotator.html", {
         "study": study, "participant": participant, "name": pseudonym, "page": page,
         "finished": finished, "document": document if finished else None,

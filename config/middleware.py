@@ -1,6 +1,7 @@
 """Our middleware: 503 with Retry-After while the database cannot be reached, the CSP header
 built once per policy, the message storage built only for a request that uses it, a NUL byte in
-a link refused before any view sees it, and no response of a view kept in a cache.
+a link refused (or taken out of a query string or cookie) before any view sees it, and no
+response of a view kept in a cache.
 
 Answer 503 with Retry-After, at once, while the database cannot be reached.
 
@@ -25,17 +26,11 @@ import csp.utils
 from django.conf import settings
 from django.contrib.messages.middleware import MessageMiddleware as DjangoMessageMiddleware
 from django.contrib.messages.storage import default_storage
+from django.core.handlers.exception import response_for_exception
 from django.core.signals import setting_changed
 from django.db import InterfaceError, OperationalError, connections
 from django.dispatch import receiver
-from django.http import (
-    Http404,
-    HttpRequest,
-    HttpResponse,
-    HttpResponseBadRequest,
-    HttpResponseBase,
-    JsonResponse,
-)
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from django.template.loader import render_to_string
 from django.utils.cache import add_never_cache_headers
 from django.utils.functional import SimpleLazyObject, empty
@@ -176,12 +171,15 @@ class MessageMiddleware(DjangoMessageMiddleware):
 
 
 class NulRefusalMiddleware:
-    """Answer 404 for a path, 400 for a query string, that holds a NUL character (``%00``).
+    """Answer 404 for a path that holds a NUL character (``%00``); take NUL characters out of the
+    query string and the cookies.
 
     No link of the app ever holds one, but every route takes its parameters (a study's slug, a
-    participant's token, an item's id) to the database, and PostgreSQL refuses a NUL in text
-    with an error: a 500 for anyone, logged in or not (``/a/%00/``). Refused here, once, no view
-    and no selector has to think of it. Before WhiteNoise: a file name cannot hold one either.
+    participant's token, an item's id, an open link's ``PROLIFIC_PID``) to the database, and
+    PostgreSQL refuses a NUL in text with an error: a 500 for anyone, logged in or not
+    (``/a/%00/``, ``/join/<link>/?PROLIFIC_PID=a%00``). Handled here, once, no view and no
+    selector has to think of it. A query parameter keeps the rest of its text, as the items
+    search always did (a page, never an error). Before WhiteNoise: a file name cannot hold one.
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]):
@@ -189,17 +187,38 @@ class NulRefusalMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
         if "\x00" in request.path_info:
+            response: HttpResponseBase
             if _wants_json(request):
-                return JsonResponse({"detail": "Not found."}, status=404)
-            raise Http404("a link cannot hold a NUL character")  # the site's own 404 page
-        # The raw query string: %00 is how a NUL arrives (a bare one is refused by the server).
-        query = request.META.get("QUERY_STRING", "")
-        if "%00" in query or "\x00" in query:
-            message = "A query parameter holds a NUL character (%00)."
-            if _wants_json(request):
-                return JsonResponse({"detail": message}, status=400)
-            return HttpResponseBadRequest(message, content_type="text/plain; charset=utf-8")
+                response = JsonResponse({"detail": "Not found."}, status=404)
+            else:  # the site's own 404 page, as a view's Http404 gets it
+                response = response_for_exception(request, Http404("a link cannot hold a NUL"))
+            response["Cache-Control"] = "no-store"  # as every other answer (NoStoreMiddleware)
+            return response
+        _drop_nul_query(request)
+        _drop_nul_cookies(request)
         return self.get_response(request)
+
+
+def _drop_nul_query(request: HttpRequest) -> None:
+    # %00 is how a NUL arrives (a bare one never passes the server). request.GET is read from
+    # META (the WSGI environ) when first used, which no middleware before this one does.
+    query = request.META.get("QUERY_STRING", "")
+    if "%00" not in query and "\x00" not in query:
+        return
+    while "%00" in query or "\x00" in query:  # "%%0000" is "%00" again once cleaned
+        query = query.replace("%00", "").replace("\x00", "")
+    request.META["QUERY_STRING"] = query
+    request.__dict__.pop("GET", None)
+
+
+def _drop_nul_cookies(request: HttpRequest) -> None:
+    # A quoted cookie may spell a NUL in octal (`sessionid="abcdefgh\\000"`): the session
+    # middleware would look that key up, and PostgreSQL's refusal be a 500 on every page. No
+    # cookie of ours ever holds one; the request goes on as if it had not sent it.
+    if "\\" not in request.META.get("HTTP_COOKIE", ""):
+        return  # no escape, no NUL (a raw one never passes the server): the usual case
+    for name in [name for name, value in request.COOKIES.items() if "\x00" in value]:
+        del request.COOKIES[name]
 
 
 class NoStoreMiddleware:

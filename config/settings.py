@@ -560,7 +560,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     # DRF's JSON parser with a nesting limit and no NUL or lone surrogate: a 400, never a 500.
-    "DEFAULT_PARSER_CLASSES": ["config.parsers.JSONParser",
+    "DEFAULT_PARSER_CLASSES": ["studies.parsers.JSONParser",
                                "rest_framework.parsers.FormParser",
                                "rest_framework.parsers.MultiPartParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

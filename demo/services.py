@@ -34,6 +34,7 @@ from studies.services import (
 )
 
 DEMO_USER = "researcher"
+DEMO_NEWCOMERS = 200  # people who may try a demo through its open link
 DEMO_PASSWORD = "concord-demo"  # noqa: S105 - the demo's published login, local only
 
 BEHAVIOURS = ["reliable", "reliable", "random", "reliable", "constant", "reliable", "slow",
@@ -178,7 +179,10 @@ def demo_study(*, owner, slug: str, preset: str, seed: int = 7, complete: bool =
                       "rate the system's coreference annotation. Mentions are in brackets, "
                       "numbered and coloured by chain." if likert else
                       "Rate how similar in meaning the two sentences are."),
-        design={"items_per_participant": 0, "annotators_per_item": len(BEHAVIOURS),
+        # Every item for each annotator; places for the planted annotators and DEMO_NEWCOMERS
+        # people trying the questionnaire through the open link `make run` prints.
+        design={"items_per_participant": 0,
+                "annotators_per_item": len(BEHAVIOURS) + DEMO_NEWCOMERS,
                 "duplicates": 3, "duplicate_min_gap": 5, "seed": seed},
     )
     rows, annotations = _likert_items(rng, 36) if likert else (_pair_items(rng, 40, 6), {})
@@ -225,7 +229,9 @@ def demo_study(*, owner, slug: str, preset: str, seed: int = 7, complete: bool =
     # pseudonyms given in the order they answered (as the app gives them at a first answer).
     responses_store(study=study, annotators=[AnnotatorRow(participant=p) for p in participants],
                     responses=rows, consented=True, checks_scored=True)
-    # One invitation left unused: the link `make run` prints for trying the questionnaire.
+    # One invitation left unused, for trying the questionnaire with a private link. Kept since
+    # the open link came: participants' ids seed their assignment orders, so the next demo's
+    # answers (and the frozen demo results) depend on this participant's id being taken.
     participants_invite(study=study, count=1, label="try me")
     return DemoStudy(study=study, participants=participants, behaviours=behaviours)
 

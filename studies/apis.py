@@ -18,12 +18,12 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from config.parsers import JSONParser
 from core.problems import Collector, InputError
 from core.tabular import size_over_limit
 
 from .definitions import refuse_reserved_slug, validate_definition
 from .models import Item, Membership, Participant, Question, Study
+from .parsers import JSONParser
 from .selectors import (
     Role,
     StudyScopedMixin,
@@ -405,7 +405,8 @@ class ParticipantViewSet(StudyScopedMixin, viewsets.ReadOnlyModelViewSet):
         body = InviteSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         try:
-            created = participants_invite(study=study, **body.validated_data)
+            created = participants_invite(study=study, user=request.user,
+                                          **body.validated_data)
         except ValueError as exc:  # e.g. no items to assign yet
             raise ValidationError({"detail": str(exc)}) from None
         return Response(InvitedSerializer(created, many=True, context={"request": request}).data,

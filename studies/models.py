@@ -10,6 +10,8 @@ from django.db import models
 from django.utils.functional import cached_property
 from django.utils.translation import gettext_lazy as _
 
+from core.settings import AnalysisSettings
+
 
 def new_token() -> str:
     """Return an unguessable token for an invitation or an open link (256 bits)."""
@@ -92,6 +94,16 @@ class Study(models.Model):
     @property
     def is_archived(self) -> bool:
         return self.archived_at is not None
+
+    @property
+    def analysis(self) -> AnalysisSettings:
+        """The study's analysis settings as the one settings object (`core.settings`): read it
+        so, never as keys of the stored ``analysis_settings`` dict."""
+        return AnalysisSettings.from_mapping(self.analysis_settings or {})
+
+    @analysis.setter
+    def analysis(self, value: AnalysisSettings) -> None:
+        self.analysis_settings = value.to_dict()
 
     @cached_property
     def question_list(self) -> list[Question]:
@@ -263,6 +275,8 @@ class StudyEvent(models.Model):
         MEMBER_REMOVE = "member_remove", _("Researcher removed")
         SETTINGS = "settings", _("Settings changed")
         CLONE = "clone", _("Cloned")
+        INVITE = "invite", _("Invitation links created")
+        CONTROLS = "controls", _("Random control pairs added")
 
     study = models.ForeignKey(Study, null=True, blank=True, on_delete=models.SET_NULL,
                               related_name="events")

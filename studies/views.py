@@ -237,7 +237,7 @@ def invite(request: HttpRequest, study: Study) -> HttpResponse:
     if form.is_valid():
         try:
             created = participants_invite(study=study, count=form.cleaned_data["count"],
-                                          label=form.cleaned_data["label"])
+                                          label=form.cleaned_data["label"], user=request.user)
         except ValueError as exc:
             messages.error(request, str(exc))
         else:
@@ -281,7 +281,7 @@ def controls_add(request: HttpRequest, study: Study) -> HttpResponse:
         return redirect("studies:detail", slug=study.slug)
     try:
         count = controls_generate(study=study, n=form.cleaned_data["n"],
-                                  seed=form.cleaned_data["seed"])
+                                  seed=form.cleaned_data["seed"], user=request.user)
     except InputError as exc:
         for problem in exc.problems:
             messages.error(request, problem.message)
@@ -404,7 +404,7 @@ def participants_list(request: HttpRequest, study: Study) -> HttpResponse:
     editor = Membership.allows(study.role, Role.EDITOR)
     query = clean_query(request.GET.get("q", "")) if editor else ""
     page = paged(request.GET, participant_list(study=study, query=query))
-    excluded = set(study.analysis_settings.get("excluded_annotators") or [])
+    excluded = set(study.analysis.excluded_annotators)
     for participant in page:
         participant.excluded = participant.pseudonym in excluded
     return _list_page(request, "studies/participants.html", "studies/_participants_results.html", {

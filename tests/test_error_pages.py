@@ -32,3 +32,20 @@ def test_a_missing_or_unshared_page_is_the_sites_404(alice, bob, client, make_st
         page = missing.content.decode()
         assert '<link rel="stylesheet"' in page and "<h1>Page not found</h1>" in page
         assert "Study matching query" not in page  # no model name, no internals
+
+
+def test_a_viewer_sees_only_what_a_viewer_may_do(alice, bob, client, make_study):
+    from studies.services import participants_invite
+
+    study = make_study(alice)
+    invited = participants_invite(study=study, count=2)
+    member_add(study=study, username="bob", role="viewer", user=alice)
+    client.force_login(bob)
+    page = client.get(f"/studies/{study.slug}/").content.decode()
+    for hidden in (f"/studies/{study.slug}/invite/", "/responses/import/", "Import responses",
+                   "/pseudonyms", *(p.token for p in invited)):
+        assert hidden not in page, hidden
+    assert "shown to the study's editors only" in page
+    client.force_login(alice)  # the editor (owner) still has all of it
+    page = client.get(f"/studies/{study.slug}/").content.decode()
+    assert "Import responses" in page and all(p.token in page for p in invited)

@@ -3,6 +3,7 @@ noise in the agreed items (docs/charts.md). Pure: no Django."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from core.settings import LEVELS
@@ -32,19 +33,21 @@ from .vega import (
 
 # --- trust ----------------------------------------------------------------------------------
 
-def _trust(ctx: _Context) -> Chart | None:
+def _trust_record(ctx: _Context) -> Mapping[str, Any] | None:
+    """The trust record of the scale over all items: the one at the analysis level, else the
+    first there is."""
     candidates = ctx.records("trust", scale=ctx.scale, items="all")
     record = next((r for r in candidates if r.get("level") == ctx.level), None)
     if record is None and candidates:
         record = candidates[0]
-    if record is None:
-        return None
+    return record
+
+
+def _trust_rows(record: Mapping[str, Any], names: list[str]) -> list[dict[str, Any]]:
+    """One row per annotator: their coefficient (null with the record's reason) and whether
+    trust found them an outlier."""
     coefficients = _mapping(record.get("coefficients"))
     outliers = {a for a in record.get("outliers") or [] if isinstance(a, str)}
-    threshold = ctx.setting("outlier_threshold", 0.5)
-    names = _ordered([str(n) for n in coefficients] or ctx.annotators, ctx.annotators)
-    if not names:
-        return None
     reason = _reason(record, "not computed")
     rows = []
     for name in names:
@@ -56,19 +59,37 @@ def _trust(ctx: _Context) -> Chart | None:
             "label": f"{name}: {_fmt(value)}" if outlier else "",
             "reason": reason if value is None else "",
         })
-    order = [r["annotator"] for r in sorted(
-        rows, key=lambda r: (r["coefficient"] is None, -(r["coefficient"] or 0.0)))]
+    return rows
+
+
+def _trust_description(ctx: _Context, record: Mapping[str, Any], rows: list[dict[str, Any]],
+                       order: list[str], threshold: float) -> str:
     level = _text(record.get("level")) or ctx.level
+    if all(r["coefficient"] is None for r in rows):
+        return (f"Trust coefficients were not computed on the {ctx.scale} scale "
+                f"({level} alpha): {_reason(record, 'not computed')}.")
     named = [r["annotator"] for r in rows if r["outlier"]]
     who = ", ".join(sorted(named, key=order.index)) if named else "none"
-    description = (
+    return (
         f"Trust coefficient (Borovikova et al. 2022, Algorithm 1) of each annotator on the "
         f"{ctx.scale} scale (all items, {level} alpha), sorted from most to least trusted; the "
         f"most trusted annotator has 1. Annotators at or left of the dashed line at "
         f"{_fmt(threshold)} are outliers, drawn in red and named: {who}.")
-    if all(r["coefficient"] is None for r in rows):
-        description = (f"Trust coefficients were not computed on the {ctx.scale} scale "
-                       f"({level} alpha): {reason}.")
+
+
+def _trust(ctx: _Context) -> Chart | None:
+    record = _trust_record(ctx)
+    if record is None:
+        return None
+    coefficients = _mapping(record.get("coefficients"))
+    threshold = ctx.setting("outlier_threshold", 0.5)
+    names = _ordered([str(n) for n in coefficients] or ctx.annotators, ctx.annotators)
+    if not names:
+        return None
+    rows = _trust_rows(record, names)
+    order = [r["annotator"] for r in sorted(
+        rows, key=lambda r: (r["coefficient"] is None, -(r["coefficient"] or 0.0)))]
+    description = _trust_description(ctx, record, rows, order, threshold)
     y = {"field": "annotator", "type": "nominal", "sort": order, "title": "annotator"}
     tooltip = [_tip("annotator"), _qtip("coefficient", "trust coefficient"), _tip("status")]
     layers = [
@@ -101,13 +122,12 @@ def _trust(ctx: _Context) -> Chart | None:
 
 # --- alpha ----------------------------------------------------------------------------------
 
-def _alpha(ctx: _Context) -> Chart | None:
-    records = ctx.records("alpha", scale=ctx.scale)
-    if not records:
-        return None
+def _alpha_rows(records: list[Mapping[str, Any]], level: str) -> list[dict[str, Any]]:
+    """One row per alpha record: its value and 95% interval (both null when either is), the
+    items and annotators it covers; ``level`` is the analysis level, marked in the labels."""
     rows = []
     for r in records:
-        level = _text(r.get("level")) or "?"
+        row_level = _text(r.get("level")) or "?"
         items = "simple items" if r.get("items") == "simple" else "all items"
         without = [a for a in r.get("without") or [] if isinstance(a, str)]
         ci = r.get("ci95") if isinstance(r.get("ci95"), list) else []
@@ -116,8 +136,8 @@ def _alpha(ctx: _Context) -> Chart | None:
         if value is None or low is None or high is None:
             low = high = None
         rows.append({
-            "level": level,
-            "level_label": f"{level} (analysis level)" if level == ctx.level else level,
+            "level": row_level,
+            "level_label": f"{row_level} (analysis level)" if row_level == level else row_level,
             "items": items,
             "annotators": "without outliers" if without else "all annotators",
             "variant": f"{items}, without {', '.join(without)}" if without else items,
@@ -126,6 +146,14 @@ def _alpha(ctx: _Context) -> Chart | None:
             "n_items": _int(r.get("n_items")),
             "reason": _reason(r, "not computed") if value is None else "",
         })
+    return rows
+
+
+def _alpha(ctx: _Context) -> Chart | None:
+    records = ctx.records("alpha", scale=ctx.scale)
+    if not records:
+        return None
+    rows = _alpha_rows(records, ctx.level)
     level_order = [lv for lv in LEVELS if any(r["level"] == lv for r in rows)]
     level_order += [lv for lv in dict.fromkeys(r["level"] for r in rows) if lv not in level_order]
     labels = {r["level"]: r["level_label"] for r in rows}
@@ -229,11 +257,10 @@ _PARTS = ("disagreed (hard)", "agreed by chance (upper bound)", "agreed (easy)",
           "agreed (not split)")
 
 
-def _noise(ctx: _Context) -> Chart | None:
-    records = ctx.records("noise")
-    if not records:
-        return None
-    max_gamma = ctx.setting("noise_max_gamma", 0.05)
+def _noise_rows(records: list[Mapping[str, Any]], max_gamma: float) -> list[dict[str, Any]]:
+    """One row per scale: the items agreed and disagreed, the agreed ones split into those that
+    may be hard items agreeing by chance (t0 − d, when it is a share of the agreed) and the
+    easy rest, and the model's figures."""
     rows = []
     for r in records:
         n, agreed, disagreed = _int(r.get("n_items")), _int(r.get("agreed")), _int(r.get("disagreed"))
@@ -255,6 +282,15 @@ def _noise(ctx: _Context) -> Chart | None:
             "chance_difference_normal": _num(difference.get("normal")),
             "reason": _reason(r, "not computed") if gamma is None else "",
         })
+    return rows
+
+
+def _noise(ctx: _Context) -> Chart | None:
+    records = ctx.records("noise")
+    if not records:
+        return None
+    max_gamma = ctx.setting("noise_max_gamma", 0.05)
+    rows = _noise_rows(records, max_gamma)
     order = _ordered([r["scale"] for r in rows], ctx.scale_names)
     y = {"field": "scale", "type": "nominal", "sort": order, "title": "scale"}
     tooltip = [_tip("scale"), _tip("n_items", "items (≥ 2 answers)", kind="quantitative"),

@@ -5,7 +5,7 @@ Pure: no Django."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from core.settings import RULES
@@ -49,28 +49,37 @@ RULE_TESTS = {  # what the value is, and the test that flags (docs/statistics/he
 _QUANTILES = ("min_s", "p05_s", "q1_s", "median_s", "q3_s", "p95_s", "max_s")
 
 
+def _timing_row(record: Mapping[str, Any]) -> dict[str, Any]:
+    """One annotator's quantiles (or the pooled ones, of "all"), null with a reason when none
+    was recorded."""
+    name = str(record.get("annotator"))
+    row: dict[str, Any] = {"annotator": name,
+                           "kind": "pooled" if name == "all" else "annotator",
+                           "n": _int(record.get("n"))}
+    for q in _QUANTILES:
+        row[q] = _num(record.get(q))
+    row["reason"] = _reason(record, "no recorded time") if row["median_s"] is None else ""
+    return row
+
+
+def _log_scale(people: list[dict[str, Any]], pooled: Mapping[str, Any] | None) -> bool:
+    """A log scale when every time drawn is positive (else a symmetric log one)."""
+    plotted = [r[q] for r in people for q in _QUANTILES if r[q] is not None]
+    if pooled:
+        plotted.append(pooled["median_s"])
+    return bool(plotted) and min(plotted) > 0
+
+
 def _timing(ctx: _Context) -> Chart | None:
     records = ctx.records("timing")
     if not records:
         return None
-    rows = []
-    for r in records:
-        name = str(r.get("annotator"))
-        row: dict[str, Any] = {"annotator": name,
-                               "kind": "pooled" if name == "all" else "annotator",
-                               "n": _int(r.get("n"))}
-        for q in _QUANTILES:
-            row[q] = _num(r.get(q))
-        row["reason"] = _reason(r, "no recorded time") if row["median_s"] is None else ""
-        rows.append(row)
+    rows = [_timing_row(r) for r in records]
     people = [r for r in rows if r["kind"] == "annotator"]
     if not people:
         return None
     pooled = next((r for r in rows if r["kind"] == "pooled" and r["median_s"] is not None), None)
-    plotted = [r[q] for r in people for q in _QUANTILES if r[q] is not None]
-    if pooled:
-        plotted.append(pooled["median_s"])
-    log = bool(plotted) and min(plotted) > 0
+    log = _log_scale(people, pooled)
     scale = {"type": "log"} if log else {"type": "symlog"}
     order = _ordered([r["annotator"] for r in people], ctx.annotators)
     y = {"field": "annotator", "type": "nominal", "sort": order, "title": "annotator"}

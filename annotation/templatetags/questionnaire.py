@@ -37,10 +37,20 @@ def answer_for(current: dict | None, key: str) -> dict:
     }
 
 
+# A word is never broken inside (no "Incomprehe/nsible"): in the answer panel's row each option
+# is about 27rem / n wide, room for about 56 / n characters of a label's small type (11 for a
+# 1–5 scale, 7 for 0–7); a scale with a longer word shows its end labels under the row instead.
+ROW_CHARACTERS = 56
+
+
 @register.filter
 def labels_fit(question: Question) -> bool:
-    """Tell whether every label of the question's scale is short enough to stand under its number."""
-    return all(len(label) <= SHORT_LABEL for _, label in question.options())
+    """Tell whether every label of the question's scale is short enough to stand under its number,
+    and each of its words fits the option's width without being broken."""
+    options = question.options()
+    widest = ROW_CHARACTERS // max(1, len(options))
+    return all(len(label) <= SHORT_LABEL and all(len(word) <= widest for word in label.split())
+               for _, label in options)
 
 
 @register.filter
@@ -53,6 +63,25 @@ def any_rubric(questions) -> bool:
 def rubric_html(text: str) -> SafeString:
     """Render a rubric's Markdown, sanitised; cached, because every item page shows it again."""
     return _rubric_html(text or "")
+
+
+@register.filter
+def question_rubric_html(question: Question) -> SafeString:
+    """Render a question's rubric without the question's own prompt when the rubric opens with it:
+    the guide (and the instructions) show the prompt as the rubric's heading, or beside it as the
+    question's legend, so it would be read twice in a row."""
+    return _rubric_html(_without_prompt(question.rubric or "", question.prompt or ""))
+
+
+def _without_prompt(rubric: str, prompt: str) -> str:
+    text, prompt = rubric.lstrip(), prompt.strip()
+    if not prompt or not text.casefold().startswith(prompt.casefold()):
+        return rubric
+    rest = text[len(prompt):]
+    if rest[:1].isalnum():  # the prompt "Fluency" before "Fluency of the text: …" is no repeat
+        return rubric
+    rest = rest.lstrip(" \t:.?!—–-").lstrip()
+    return (rest[:1].upper() + rest[1:]) if rest else ""
 
 
 @lru_cache(maxsize=256)

@@ -127,6 +127,48 @@
   // Going back to an item and confirming it unchanged stores no revision.
   const initial = form.dataset.revisit ? JSON.stringify(collect().answers) : null;
 
+  // --- the choice not confirmed yet: kept in this browser, so a reload shows it again --------
+  // One entry per participant (the form's action holds the link) and position, with each
+  // question's choice, "can't judge" and comment; restored when the page loads, dropped once
+  // the answer is stored (or confirmed unchanged). Not in a preview, nor on a locked answer.
+  const drafting = !locked && !form.dataset.preview;
+  const draftKey = "concord-draft:" + form.action + "#" + form.elements.position.value;
+  const draftSave = () => {
+    const state = {};
+    questions.forEach((q) => {
+      const r = chosen(q);
+      state[q.key] = {
+        value: r ? r.value : null,
+        cant_judge: q.cant !== null && q.cant.checked,
+        comment: q.comment ? q.comment.value : "",
+      };
+    });
+    write(local, draftKey, JSON.stringify(state));
+  };
+  const draftDrop = () => {
+    try { if (local) local.removeItem(draftKey); } catch (e) { /* blocked storage */ }
+  };
+  if (drafting) {
+    let draft = null;
+    try { draft = JSON.parse(read(local, draftKey) || "null"); } catch (e) { draft = null; }
+    if (draft && typeof draft === "object") {
+      questions.forEach((q) => {
+        const kept = draft[q.key];
+        if (!kept || typeof kept !== "object") return;
+        if (q.cant) q.cant.checked = kept.cant_judge === true;
+        q.radios.forEach((r) => { r.checked = kept.value !== null && r.value === String(kept.value); });
+        if (q.comment && typeof kept.comment === "string" && kept.comment) {
+          q.comment.value = kept.comment;
+          const details = q.comment.closest("details");
+          if (details) details.open = true;
+        }
+        syncCant(q);
+      });
+    }
+    form.addEventListener("change", draftSave);
+    form.addEventListener("input", (e) => { if (e.target instanceof HTMLTextAreaElement) draftSave(); });
+  }
+
   // --- the rating guide: shown once, open or closed as the annotator left it --------------
   const rubric = document.getElementById("rubric");
   const rubricKey = "concord-rubric:" + form.action;
@@ -203,6 +245,7 @@
         delete box[id];
         store(box);
         if (payload.position === position) {
+          draftDrop();
           nextUrl = result.body.next;
           changed = result.body.revision > 1;
         }
@@ -286,6 +329,7 @@
       return;
     }
     if (initial !== null && JSON.stringify(answers) === initial) {
+      draftDrop();
       window.location.assign(form.dataset.next);
       return;
     }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from core.items import ItemRow
@@ -13,11 +14,12 @@ from core.problems import InputError, Problem
 
 from ..item_metrics import pair_rows_score
 from ..models import Item, Study
-from .lifecycle import study_writable
+from .lifecycle import study_event, study_writable
 
 
 @transaction.atomic
-def controls_generate(*, study: Study, n: int, seed: int | None = None) -> int:
+def controls_generate(*, study: Study, n: int, seed: int | None = None,
+                      user: User | None = None) -> int:
     """Add `n` random control pairs built from the study's own sentences (Solomon et al. 2021, §4).
 
     The sentences come from the main items (controls included) only, never from a screening or
@@ -59,4 +61,6 @@ def controls_generate(*, study: Study, n: int, seed: int | None = None) -> int:
              text_b=row.text_b, is_control=True, metrics=row.metrics, meta=row.meta)
         for k, row in enumerate(rows)
     )
+    study_event(study=study, user=user, action="controls", count=len(rows),
+                seed=study.seed if seed is None else seed)
     return len(rows)

@@ -16,9 +16,10 @@ from django.utils import timezone
 from core.design import checks_place, participant_seed, plan_presentations
 from core.problems import InputError, Problem
 from core.screening import item_correct, screening_passed
+from core.settings import AnalysisSettings
 
 from ..models import Assignment, Item, Participant, Question, Study
-from .creation import _analysis_settings, study_design
+from .creation import study_design
 from .lifecycle import study_event, study_writable
 
 
@@ -207,7 +208,8 @@ def _copy_screening(participant: Participant, row: Participant) -> None:
 
 @transaction.atomic
 @transaction.atomic
-def participants_invite(*, study: Study, count: int, label: str = "") -> list[Participant]:
+def participants_invite(*, study: Study, count: int, label: str = "",
+                        user: User | None = None) -> list[Participant]:
     """Create `count` participants with their own single-person links and assignments.
 
     All or none: a study whose design cannot be built (no items yet) leaves no participant.
@@ -238,6 +240,8 @@ def participants_invite(*, study: Study, count: int, label: str = "") -> list[Pa
             rows += plan.assign(participant, offset=0)
         fields = ["order_seed", "n_assigned", "check_positions"]
     _rows_store(created, fields, rows)
+    study_event(study=study, user=user, action="invite", count=count,
+                **({"label": label[:100]} if label else {}))
     return created
 
 
@@ -352,10 +356,11 @@ def participant_delete(*, participant: Participant,
         counts["analysis_runs"], counts["exports"] = runs.count(), exports.count()
         runs.delete()
         exports.delete()
-    excluded = list(study.analysis_settings.get("excluded_annotators") or [])
-    if participant.pseudonym in excluded:
-        study.analysis_settings = {**study.analysis_settings, "excluded_annotators": [
-            name for name in excluded if name != participant.pseudonym]}
+    analysis = study.analysis
+    if participant.pseudonym in analysis.excluded_annotators:
+        study.analysis = AnalysisSettings.from_mapping({"excluded_annotators": [
+            name for name in analysis.excluded_annotators if name != participant.pseudonym]},
+            base=analysis)
         study.save(update_fields=["analysis_settings"])
     Participant.objects.filter(pk=participant.pk).delete()  # cascades to responses, answers
     study_event(study=study, user=user, action="participant_delete", **counts)
@@ -406,15 +411,17 @@ def participant_exclude(*, study: Study, pseudonym: str, excluded: bool,
     every later run leaves their answers out. Returns the new list; recorded with the pseudonym."""
     locked = Study.objects.select_for_update().get(pk=study.pk)
     study_writable(locked)
-    current = list(locked.analysis_settings.get("excluded_annotators") or [])
+    analysis = locked.analysis
+    current = analysis.excluded_annotators
     if excluded == (pseudonym in current):
         raise InputError([Problem(study.slug, None, "excluded_annotators",
                                   f"{pseudonym} is {'already' if excluded else 'not'} excluded")])
-    wanted = [*current, pseudonym] if excluded else [p for p in current if p != pseudonym]
-    locked.analysis_settings = _analysis_settings(
-        {**locked.analysis_settings, "excluded_annotators": wanted})
+    wanted = (*current, pseudonym) if excluded else tuple(p for p in current if p != pseudonym)
+    # Through the settings' own validation, as every other change of them.
+    locked.analysis = AnalysisSettings.from_mapping({"excluded_annotators": list(wanted)},
+                                                    base=analysis)
     locked.save(update_fields=["analysis_settings"])
     study.analysis_settings = locked.analysis_settings
     study_event(study=study, user=user, action="exclude" if excluded else "include",
                 pseudonym=pseudonym)
-    return list(locked.analysis_settings["excluded_annotators"])
+    return list(wanted)

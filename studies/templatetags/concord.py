@@ -69,3 +69,15 @@ def known_answers(item: object) -> str:
         tol = tolerance.get(key, 0)
         parts.append(f"{key} {number(value)}" + (f" (±{number(tol)})" if tol else " (exact)"))
     return "; ".join(parts)
+
+
+@register.filter
+def event_detail(detail: dict[str, object]) -> str:
+    """A history entry's detail as words: "fields: questions, title; count: 3" (a list is
+    joined, never shown as Python writes it)."""
+    parts = []
+    for key, value in (detail or {}).items():
+        if isinstance(value, (list, tuple)):
+            value = ", ".join(str(v) for v in value) or "—"
+        parts.append(f"{str(key).replace('_', ' ')}: {value}")
+    return "; ".join(parts)

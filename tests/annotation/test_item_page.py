@@ -229,3 +229,69 @@ def test_comments_and_events_are_stored_exactly_and_bad_text_is_a_clear_400(clie
         assert reply.status_code == 400, body
         assert reply.json()["stored"] is False
     assert Response.objects.count() == 1
+
+
+def _one_question_study(alice, *, prompt: str, rubric: str, labels: dict):
+    from studies.services import items_import, study_create, study_open
+
+    question = {"key": "q", "prompt": prompt, "rubric": rubric, "required": True,
+                "scale": {"values": [int(v) for v in labels], "labels": labels}}
+    study = study_create(owner=alice, slug="one", title="One", questions=[question],
+                         display="text")
+    items_import(study=study, data=b"id,text\ni1,A passage\ni2,Another\n", filename="items.csv")
+    study_open(study=study)
+    return participants_invite(study=study, count=1)[0]
+
+
+def test_it_never_breaks_a_scale_label_inside_a_word(client, alice):
+    participant = _one_question_study(alice, prompt="Fluent?", rubric="", labels={
+        "1": "Incomprehensible", "2": "Awkward", "3": "Acceptable", "4": "Good", "5": "Flawless"})
+    page = start(client, participant).content.decode()
+    # A 16-letter word does not fit a fifth of the panel: the ends are spelt out under the row.
+    assert 'class="question ends"' in page
+    assert "1: Incomprehensible" in page and "5: Flawless" in page
+
+
+def test_short_scale_labels_still_stand_under_their_numbers(client, alice):
+    participant = _one_question_study(alice, prompt="Fluent?", rubric="", labels={
+        "1": "very poor", "2": "poor", "3": "fair", "4": "good", "5": "very good"})
+    page = start(client, participant).content.decode()
+    assert 'class="question"' in page and "scale-ends" not in page
+
+
+def test_the_rating_guide_does_not_repeat_the_prompt(client, alice):
+    participant = _one_question_study(
+        alice, prompt="How fluent is the text?",
+        rubric="How fluent is the text? Judge grammar and readability.",
+        labels={"1": "bad", "2": "good"})
+    page = start(client, participant).content.decode()
+    guide = page[page.index('id="rubric"'):page.index("</details>", page.index('id="rubric"'))]
+    assert "Judge grammar and readability." in guide
+    assert "How fluent is the text?" not in guide
+    instructions = client.get(f"/a/{participant.token}/instructions/").content.decode()
+    assert instructions.count("How fluent is the text?") == 1  # the rubric's heading only
+    assert "Judge grammar and readability." in instructions
+
+
+def test_the_rating_guide_is_open_on_the_first_item_only(client, participant):
+    first = start(client, participant).content.decode()
+    assert '<details class="rubric-panel" id="rubric" open>' in first
+    submit(participant, 0, 3)
+    later = client.get(f"/a/{participant.token}/next/").content.decode()
+    assert '<details class="rubric-panel" id="rubric">' in later
+    back = client.get(f"/a/{participant.token}/item/0/").content.decode()
+    assert '<details class="rubric-panel" id="rubric">' in back
+
+
+def test_the_instructions_keyboard_hint_is_marked_to_hide_on_a_phone_in_french_too(client, alice):
+    from studies.services import items_import, study_create, study_open
+
+    study = study_create(owner=alice, slug="fr", title="FR", preset="summeval-4x5", language="fr")
+    items_import(study=study, data=summaries_csv().encode(), filename="items.csv")
+    study_open(study=study)
+    participant = participants_invite(study=study, count=1)[0]
+    client.post(f"/a/{participant.token}/")
+    page = client.get(f"/a/{participant.token}/instructions/").content.decode()
+    assert ("Chaque élément pose plusieurs questions, sur un seul écran, validées ensemble. "
+            '<span class="shortcuts-hint">Clavier : une touche numérique') in page
+    assert "</span> Vous pouvez revenir à un élément précédent" in page

@@ -2,30 +2,37 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.urls import reverse
 
+from analysis.services import analysis_run_create, analysis_run_execute
 from demo.services import DEMO_PASSWORD, DEMO_USER, demo_seed
-from studies.models import Participant, Study
+from studies.models import Study
 
 
 class Command(BaseCommand):
     help = ("Create the demo researcher and two demo studies (Likert 0–7 coreference and 1–5 "
-            "similarity) with synthetic responses from annotators with planted behaviours, then "
-            "print the login and an annotator link.")
+            "similarity) with synthetic responses from annotators with planted behaviours, "
+            "analyse them, then print the login and each study's open link.")
 
     def add_arguments(self, parser):
         parser.add_argument("--reset", action="store_true", help="Recreate the demo studies.")
+        parser.add_argument("--no-analysis", action="store_true",
+                            help="Leave the new demo studies without a finished analysis.")
 
-    def handle(self, *args, reset, **options):
+    def handle(self, *args, reset, no_analysis, **options):
         _, created = demo_seed(reset=reset)
         for demo in created:
             self.stdout.write(f"Created {demo.study.slug}: {demo.study.items.count()} items, "
                               f"{len(demo.participants)} annotators with answers.")
+            if not no_analysis:
+                # Results are there on the first visit: the run a researcher would start, made
+                # here, in this process (no worker needed).
+                run = analysis_run_create(study=demo.study, enqueue=False)
+                run = analysis_run_execute(run_id=run.pk)
+                self.stdout.write(f"Analysed {demo.study.slug} (run {run.pk}).")
         site = settings.SITE_URL
         self.stdout.write("")
         self.stdout.write(f"Researcher login: {site}{reverse('login')}  "
                           f"user {DEMO_USER!r}, password {DEMO_PASSWORD!r}")
+        self.stdout.write("Open links (each browser, or private window, is a new annotator):")
         for study in Study.objects.filter(slug__startswith="demo-").order_by("slug"):
-            unused = Participant.objects.filter(study=study, label="try me",
-                                                n_answered=0).first()
-            if unused:
-                self.stdout.write(f"Annotator link ({study.slug}): "
-                                  f"{site}{reverse('annotation:consent', args=[unused.token])}")
+            self.stdout.write(f"  {study.slug}: "
+                              f"{site}{reverse('annotation:join', args=[study.open_token])}")

@@ -1,5 +1,6 @@
 """The API's JSON parser: DRF's, refusing what would otherwise end in a 500 with a 400 that says
-why (settings.REST_FRAMEWORK["DEFAULT_PARSER_CLASSES"]; docs/api.md, "Errors").
+why (settings.REST_FRAMEWORK["DEFAULT_PARSER_CLASSES"]; in studies beside the pagination every
+app's API uses, since an app may not import config; docs/api.md, "Errors").
 
 - JSON nested deeper than `MAX_DEPTH` levels: Python's parser recurses, and about 2 000 levels
   raise `RecursionError`, which DRF does not catch. Counted before parsing, as the answer
