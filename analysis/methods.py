@@ -137,14 +137,18 @@ def title_of(name: str) -> str:
 # Paragraphs for developers ("Code: `core/stats/…`. Tests: …", "Tests: …"): the page is for
 # researchers.
 _CODE_PARAGRAPH = re.compile(r"^(?:Code|Tests): .*?(?:\n\s*\n|\Z)", re.MULTILINE | re.DOTALL)
+# A section for developers ("## Low-level helpers (for developers: …)"), to the next section.
+_DEVELOPER_SECTION = re.compile(r"^## [^\n]*\(for developers[^\n]*\n.*?(?=^## |\Z)",
+                                re.MULTILINE | re.DOTALL)
 # A list item nested with 2–3 spaces (as GitHub reads it); Python-Markdown wants 4.
 _NESTED_ITEM = re.compile(r"^ {2,3}(?=(?:[-*+]|\d+\.) )", re.MULTILINE)
 
 
 def for_readers(text: str) -> str:
     """The Markdown of a docs page as the app shows it: without the paragraphs that name the
-    code and tests, and with nested lists indented the way Python-Markdown reads them."""
-    return _NESTED_ITEM.sub("    ", _CODE_PARAGRAPH.sub("", text))
+    code and tests and the sections for developers, and with nested lists indented the way
+    Python-Markdown reads them."""
+    return _NESTED_ITEM.sub("    ", _CODE_PARAGRAPH.sub("", _DEVELOPER_SECTION.sub("", text)))
 
 
 @functools.lru_cache(maxsize=32)

@@ -146,3 +146,13 @@ def test_every_method_says_which_settings_it_reads():
     rows = methods.settings_rows("noise", {"noise_confidence": 0.9, "noise_max_gamma": 0.05})
     assert [(r.key, r.value) for r in rows] == [("noise_confidence", "0.9"),
                                                 ("noise_max_gamma", "0.05")]
+
+
+def test_the_pages_speak_the_readers_language_not_numpys_or_the_repositorys(alice_client):
+    # issue 23, point 10: "tests/test_citations.py" on the references page, "np.nan" and
+    # "dense float array" on method pages.
+    assert "tests/" not in alice_client.get("/methods/references/").content.decode()
+    for name in ("alpha", "trust", "quality"):
+        text = alice_client.get(f"/methods/{name}/").content.decode()
+        for word in ("np.nan", "float array"):
+            assert word not in text, (name, word)
