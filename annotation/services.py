@@ -23,7 +23,7 @@ from django.db import IntegrityError, connections, router, transaction
 from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
-from core.problems import Collector, InputError, Problem
+from core.problems import Collector
 from core.responses import (
     MAX_ACTIVE_MS,
     Annotator,
@@ -727,14 +727,3 @@ def _responses_store(*, study: Study, annotators: Sequence[Annotator], filename:
         study=study, responses=rows, label=f"imported from {PurePath(filename).name}",
         annotators=[AnnotatorRow(external_id=a.external_id, meta=a.meta,
                                  presented=len(a.answers)) for a in annotators])
-
-
-# --- an uploaded file -------------------------------------------------------------------------
-
-
-def upload_read(file, *, max_bytes: int | None = None) -> Upload:
-    """Read an uploaded file, refusing one over the size limit before reading it."""
-    limit = settings.CONCORD_MAX_UPLOAD_BYTES if max_bytes is None else max_bytes
-    if file.size > limit:
-        raise InputError([Problem(file.name, None, None, size_over_limit(file.size, limit=limit))])
-    return Upload(PurePath(file.name).name, file.read())

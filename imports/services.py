@@ -82,6 +82,15 @@ def import_job_ran_at_once(*, job: ImportJob) -> bool:
     return not _large(job.size_bytes)
 
 
+def upload_read(file: UploadedFile[Any], *, max_bytes: int | None = None) -> Upload:
+    """Read an uploaded file, refusing one over the size limit before reading it."""
+    limit = settings.CONCORD_MAX_UPLOAD_BYTES if max_bytes is None else max_bytes
+    name, size = file.name or "", file.size or 0
+    if size > limit:
+        raise InputError([Problem(name, None, None, size_over_limit(size, limit=limit))])
+    return Upload(PurePath(name).name, file.read())
+
+
 def import_job_create(*, study: Study, user: User | None, what: str,
                       upload: UploadedFile[Any], options: Mapping[str, Any] | None = None,
                       maps: Mapping[str, UploadedFile[Any] | None] | None = None,

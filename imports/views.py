@@ -23,7 +23,6 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation.services import upload_read
 from core.problems import Collector, InputError
 from core.tabular import size_over_limit
 from jobs.selectors import job_status
@@ -44,6 +43,7 @@ from .services import (
     import_job_problems,
     import_job_ran_at_once,
     import_job_run,
+    upload_read,
 )
 
 
