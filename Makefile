@@ -31,13 +31,23 @@ run: $(VENV)/.run-deps
 	trap 'kill $$worker $$beat 2>/dev/null' EXIT INT TERM; \
 	$(BIN)/python manage.py runserver --noreload $(HOST):$(PORT)
 
-## test: install the test dependencies (and Chromium when possible), lint, then run every test
+## test: install the test dependencies (and Chromium when possible), lint, then run every test:
+## first all but the real-worker, browser and `serial` ones on every core (pytest-xdist,
+## PYTEST_WORKERS processes, each with its own test database), then those one at a time.
+## PYTEST_ARGS go to both.
+PYTEST_WORKERS ?= auto
 test: $(VENV)/.test-deps lint
 	@command -v chromium >/dev/null 2>&1 || [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null \
 	  || { echo "Installing Chromium for the browser tests (apt)"; \
 	       apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 	$(BIN)/python manage.py collectstatic --noinput -v0
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	@# A pass that selects no test exits 5; make test fails only if neither ran one, or one failed.
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile \
+	  -m "not worker and not e2e and not serial" $(PYTEST_ARGS); parallel=$$?; \
+	$(BIN)/python -m pytest -m "worker or e2e or serial" $(PYTEST_ARGS); serial=$$?; \
+	echo "make test: pytest exited $$parallel (in parallel) and $$serial (one at a time)"; \
+	if [ $$parallel = 5 ] && [ $$serial = 5 ]; then exit 5; fi; \
+	for status in $$parallel $$serial; do [ $$status = 0 ] || [ $$status = 5 ] || exit $$status; done
 
 ## test-fast: the pure statistics and unit tests only (no database, no browser)
 test-fast: $(VENV)/.test-deps

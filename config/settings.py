@@ -558,7 +558,8 @@ REST_FRAMEWORK = {
         "tokens.authentication.AccessTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated",
+                                   "tokens.permissions.TokenScope"],
     # DRF's JSON parser with a nesting limit and no NUL or lone surrogate: a 400, never a 500.
     "DEFAULT_PARSER_CLASSES": ["studies.parsers.JSONParser",
                                "rest_framework.parsers.FormParser",

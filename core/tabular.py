@@ -1,8 +1,8 @@
 """Read an uploaded table (CSV, TSV, semicolon-separated or JSON Lines) within limits.
 
-- `decode` turns an upload's bytes into text: size limit, empty file, UTF-8 with or without BOM;
-  a UTF-16 file and a file that is not UTF-8 are named as such, the latter with the line and
-  column of its first bad byte.
+- `decode` (from `core.decoding`) turns an upload's bytes into text: size limit, empty file,
+  UTF-8 with or without BOM; a UTF-16 file and a file that is not UTF-8 are named as such, the
+  latter with the line and column of its first bad byte.
 - `read_grid` reads a delimited file into its header and `(line, cells)` rows, `line` being the
   line on which the record starts (a quoted cell may span lines). Blank rows are skipped; a row
   with another number of fields than the header is a problem. Repeated header names are allowed
@@ -48,6 +48,9 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import BinaryIO
 
+from core.decoding import decode as decode
+from core.decoding import grouped as grouped
+from core.decoding import size_over_limit as size_over_limit
 from core.problems import Collector
 from core.text import printable, text_problem
 
@@ -93,62 +96,7 @@ class Table:
     jsonl: bool = False
 
 
-# --- decoding ---------------------------------------------------------------------------------
-
-
-def size_over_limit(size: int, *, limit: int) -> str:
-    """Describe a file over the size limit, in exact bytes, so the two never read equal.
-
-    Rounded units would: a file one byte over a 10 MiB limit was "10.5 MB; the limit is 10.5 MB".
-
-    >>> size_over_limit(10_485_761, limit=10_485_760)
-    'the file is 10\u202f485\u202f761 bytes; the limit is 10\u202f485\u202f760 bytes (10.0 MiB)'
-    """
-    binary = _binary_size(limit)
-    return (f"the file is {_bytes(size)} bytes; the limit is {_bytes(limit)} bytes"
-            + (f" ({binary})" if binary else ""))
-
-
-def grouped(n: int) -> str:
-    """A whole number with its thousands apart by a narrow no-break space (SI style): readable,
-    and never wrapped. ``grouped(1000000)`` is ``'1\u202f000\u202f000'``."""
-    return f"{n:,}".replace(",", "\u202f")
-
-
-_bytes = grouped
-
-
-def _binary_size(n: int) -> str:
-    for unit, factor in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= factor:
-            return f"{n / factor:.1f} {unit}"
-    return ""
-
-
-def decode(data: bytes, errors: Collector, *, max_bytes: int) -> str | None:
-    """Return the text of an upload, or None with the problem recorded (size, emptiness, encoding)."""
-    if len(data) > max_bytes:
-        errors.add(size_over_limit(len(data), limit=max_bytes))
-        return None
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        errors.add("the file is UTF-16; save it as UTF-8 (CSV UTF-8 in spreadsheet programs)")
-        return None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        guess = "Windows-1252 or Latin-1" if _decodes(data, "cp1252") else "not UTF-8"
-        errors.add(
-            f"byte 0x{data[exc.start]:02X} is not UTF-8 (the file looks {guess}); "
-            "save it as UTF-8",
-            line=line, column=column,
-        )
-        return None
-    if not text.strip():
-        errors.add("the file is empty")
-        return None
-    return text
+# --- decoding (a whole upload: `core.decoding.decode`) ----------------------------------------
 
 
 class TextFile:
@@ -245,13 +193,6 @@ def open_text(file: BinaryIO, errors: Collector, *, max_bytes: int) -> TextFile 
             return None
     return TextFile(file, first, errors)
 
-
-def _decodes(data: bytes, encoding: str) -> bool:
-    try:
-        data.decode(encoding)
-    except UnicodeDecodeError:
-        return False
-    return True
 
 
 # --- delimited files --------------------------------------------------------------------------

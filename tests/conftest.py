@@ -95,6 +95,23 @@ def _fast_password_hasher(request):
         yield
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _files_of_this_worker(request):
+    """Under pytest-xdist (`make test`), each worker process keeps kept uploads and export files
+    in a folder of its own: their paths are named by row ids, which every worker's database
+    (test_<name>_gw0, _gw1, …) hands out alike."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not worker or not request.config.pluginmanager.hasplugin("django"):
+        yield
+        return
+    from django.conf import settings
+    from django.test.utils import override_settings
+
+    root = Path(settings.VAR_DIR) / "xdist" / worker
+    with override_settings(IMPORTS_DIR=root / "imports", EXPORTS_DIR=root / "exports"):
+        yield
+
+
 @pytest.fixture
 def alice(django_user_model):
     return django_user_model.objects.create_user("alice", "alice@example.org", "alice-password-1")

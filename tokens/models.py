@@ -17,7 +17,14 @@ class AccessToken(models.Model):
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
                              related_name="access_tokens")
+    class Scope(models.TextChoices):
+        READ = "read", "Read only"
+        WRITE = "write", "Read and write"
+
     name = models.CharField(max_length=100)
+    # What the token may do, within its owner's role in each study: read (GET, HEAD, OPTIONS)
+    # or also write. Tokens made before scopes existed keep what they could do: write.
+    scope = models.CharField(max_length=5, choices=Scope.choices, default=Scope.WRITE)
     prefix = models.CharField(max_length=16)
     digest = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)

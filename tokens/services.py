@@ -25,13 +25,18 @@ def token_digest(key: str) -> str:
 
 
 @transaction.atomic
-def token_create(*, user: User, name: str, days: int) -> tuple[AccessToken, str]:
-    """Create a token; return it and its key, which is never available again."""
+def token_create(*, user: User, name: str, days: int,
+                 scope: str = AccessToken.Scope.WRITE) -> tuple[AccessToken, str]:
+    """Create a token; return it and its key, which is never available again. ``scope``:
+    ``read`` (the API's reads only) or ``write`` (everything its owner's roles allow)."""
     if days not in EXPIRY_DAYS:
         raise ValueError(f"expiry must be one of {EXPIRY_DAYS} days, not {days}")
+    if scope not in AccessToken.Scope.values:
+        raise ValueError(f"scope must be one of {AccessToken.Scope.values}, not {scope!r}")
     key = KEY_PREFIX + secrets.token_urlsafe(32)
     token = AccessToken.objects.create(
-        user=user, name=name.strip()[:100] or "token", prefix=key[:10], digest=token_digest(key),
+        user=user, name=name.strip()[:100] or "token", scope=scope, prefix=key[:10],
+        digest=token_digest(key),
         expires_at=timezone.now() + timedelta(days=days),
     )
     return token, key

@@ -30,7 +30,7 @@ def token_index(request: AuthenticatedHttpRequest) -> HttpResponse:
     key = None
     if request.method == "POST" and form.is_valid():
         _, key = token_create(user=request.user, name=form.cleaned_data["name"],
-                              days=form.cleaned_data["days"])
+                              days=form.cleaned_data["days"], scope=form.cleaned_data["scope"] or "read")
         form = TokenCreateForm()
     return render(request, "tokens/index.html",
                   {"form": form, "key": key, "tokens": token_list(user=request.user)},

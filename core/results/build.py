@@ -1,0 +1,384 @@
+"""Run every analysis of a study's questions into the results document `concord.results/3`
+(`build_results_split`, `build_results`) and the inputs of its trust computations
+(`trust_inputs`); the package's docstring says what the document holds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, cast
+
+import numpy as np
+
+from core import results_quality as rq
+from core.data import QuestionData, StudyData
+from core.results.records import ITEM_SECTIONS, ItemRecords, SectionClock
+from core.results.scales import (
+    TrustInput,
+    TrustKey,
+    _long,
+    _Question,
+    _scale_sections,
+    _timing,
+    _trust_input,
+    _views_and_simple,
+)
+from core.settings import RULES, AnalysisSettings
+from core.stats.correlations import filtering_correlations
+from core.stats.heuristics import (
+    HeuristicResult,
+    annotator_styles,
+    run_heuristics,
+    slow_annotators,
+)
+from core.stats.trust import TrustResult
+
+SCHEMA = "concord.results/3"
+Settings = AnalysisSettings | Mapping[str, Any]  # the object, or its dict (a run's stored settings)
+Progress = Callable[[int, str], None]
+# The sections core.results_quality fills (docs/results.md), empty lists to start with.
+QUALITY_SECTIONS = ("quality", "quality_correlations", "correlation_intervals",
+                    "metric_comparisons", "style_correlations", "competence",
+                    "competence_models", "item_labels")
+
+
+def _clean(value: Any) -> Any:
+    """Make a value JSON-safe: numpy scalars to Python, tuples to lists; NaN is a bug here."""
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError("a non-finite number reached the results document")
+    return value
+
+
+def analysed_data(data: StudyData, settings: AnalysisSettings) -> StudyData:
+    """Return the data the analyses see: without the answers of the excluded annotators."""
+    return data.without_annotators(settings.excluded_annotators)
+
+
+def _checked(questions: Sequence[QuestionData]) -> list[QuestionData]:
+    """Return the questions as a list, after checking that they share the study's rows."""
+    questions = list(questions)
+    if not questions:
+        raise ValueError("a results document needs at least one question")
+    keys = [q.key for q in questions]
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"question keys must be unique, got {keys}")
+    first = questions[0].data
+    for q in questions[1:]:
+        d = q.data
+        if (d.annotators != first.annotators or d.item_ids != first.item_ids
+                or not np.array_equal(d.item, first.item)
+                or not np.array_equal(d.annotator, first.annotator)
+                or not np.array_equal(d.duration_ms, first.duration_ms, equal_nan=True)
+                or not np.array_equal(d.dup_item, first.dup_item)
+                or not np.array_equal(d.dup_annotator, first.dup_annotator)):
+            raise ValueError(f"question {q.key!r} does not share the rows of question "
+                             f"{questions[0].key!r} (build them with question_data_from_answers)")
+    return questions
+
+
+def _prepared(questions: Sequence[QuestionData], s: AnalysisSettings) -> list[_Question]:
+    out = []
+    for q in _checked(questions):
+        data = analysed_data(q.data, s)
+        views, simple, simple_rows = _views_and_simple(data, q.values, q.reductions, s)
+        out.append(_Question(q.key, q.prompt, data, q.data, views, simple, simple_rows))
+    return out
+
+
+def _answers(data: StudyData) -> int:
+    return int(np.count_nonzero(~np.isnan(data.value)))
+
+
+def _question_counts(q: _Question) -> dict[str, int]:
+    blank = np.isnan(q.data.value)
+    cant = q.data.cant_judge
+    return {"answers": _answers(q.data), "blank_answers": int(np.count_nonzero(blank)),
+            "cant_judge": 0 if cant is None else int(np.count_nonzero(cant & blank)),
+            "excluded_answers": _answers(q.everyone) - _answers(q.data)}
+
+
+def build_results(
+    questions: Sequence[QuestionData],
+    *,
+    settings: Settings,
+    study: Mapping[str, Any],
+    progress: Progress = lambda pct, msg: None,
+    trust_results: Mapping[TrustKey, TrustResult] | None = None,
+    checks: Sequence[Mapping[str, Any]] = (),
+    clock: SectionClock | None = None,
+) -> dict[str, Any]:
+    """Return the full results document: `build_results_split`'s document with its item records
+    put back (``items``, ``simple_items``, ``item_gaps``, ``item_labels``; docs/results.md).
+
+    For tests, files and small studies: a run stores the two parts apart, and a study of a
+    million answers has a full document too large for one value.
+    """
+    document, records = build_results_split(
+        questions, settings=settings, study=study, progress=progress,
+        trust_results=trust_results, checks=checks, clock=clock)
+    return records.merged_into(document)
+
+
+def build_results_split(
+    questions: Sequence[QuestionData],
+    *,
+    settings: Settings,
+    study: Mapping[str, Any],
+    progress: Progress = lambda pct, msg: None,
+    trust_results: Mapping[TrustKey, TrustResult] | None = None,
+    checks: Sequence[Mapping[str, Any]] = (),
+    clock: SectionClock | None = None,
+) -> tuple[dict[str, Any], ItemRecords]:
+    """Run every analysis of every question; return the results document (a JSON-safe dict
+    whose size does not grow with the number of items) and the run's `ItemRecords`.
+
+    ``questions``: the study's questions in order, the first being the primary one (see
+    `QuestionData`; they share the study's rows).  ``settings``: an `AnalysisSettings` or its
+    dict (validated here).  The answers of its ``excluded_annotators`` are left out of every
+    analysis; the document counts them.  ``trust_results`` supplies already computed trust
+    coefficients per ``(question, scale, items)`` (the merged chunks of a fanned-out run, see
+    ``trust_inputs``); any key not given is computed here. ``checks``: one
+    ``{"annotator", "answered", "failed", "stopped"}`` per annotator who answered an attention
+    check; their accuracy is the ``attention_checks`` section and the *attention* rule of
+    ``quality`` flags them (check answers never enter the other sections).  ``clock``
+    (optional) receives the seconds spent in each section.
+
+    Example: ``build_results([QuestionData("rating", data, (0, 1, 2))], settings={},
+    study={"slug": "s", "title": "S"})["alpha"][0]["question"] == "rating"``.
+    """
+    s = AnalysisSettings.coerce(settings)
+    clock = SectionClock() if clock is None else clock
+    with clock("prepare"):
+        prepared = _prepared(questions, s)
+    primary = prepared[0]
+    data, everyone = primary.data, primary.everyone  # the rows every question shares
+    names = data.annotators
+    records = ItemRecords(list(data.item_ids), [q.key for q in prepared],
+                          {q.key: q.simple for q in prepared})
+    question_entries: list[dict[str, Any]] = [
+        {"key": q.key, "prompt": q.prompt,
+         "scales": [{"name": v.name, "domain": list(v.domain)} for v in q.views],
+         "counts": {**_question_counts(q), "simple_items": int(np.count_nonzero(q.simple))}}
+        for q in prepared]
+    doc: dict[str, Any] = {
+        "schema": SCHEMA,
+        "study": dict(study),
+        "settings": s.to_dict(),
+        "annotators": names,
+        "questions": question_entries,
+        "scales": [{"question": q.key, "name": v.name, "domain": list(v.domain)}
+                   for q in prepared for v in q.views],
+        "counts": {
+            "annotators": data.n_annotators,
+            "items": data.n_items,
+            "questions": len(prepared),
+            "responses": int(data.item.size),
+            "answers": _answers(data),
+            "simple_items": int(np.count_nonzero(primary.simple)),
+            "blank_answers": int(np.count_nonzero(np.isnan(data.value))),
+            "duplicate_pairs": int(data.dup_item.size),
+            # Responses to a third or later showing of an item (imported files only): stored
+            # and exported, in no statistic; counted so that leaving them out is said.
+            "later_presentations": int(data.later_annotator.size),
+            "control_items": int(data.control.sum()),
+            "excluded_annotators": everyone.n_annotators - data.n_annotators,
+            "excluded_answers": _answers(everyone) - _answers(data),
+        },
+        "alpha": [], "trust": [], "duplicates": [], "metric_gaps": [], "largest_gaps": [],
+        "item_gap_sample": [], "error_weights": [], "heuristics": [], "styles": [],
+        "correlations": [], "noise": [], "timing": [],
+        "attention_checks": _attention_checks(checks),
+        **{section: [] for section in QUALITY_SECTIONS if section not in ITEM_SECTIONS},
+    }
+    with clock("timing"):
+        doc["timing"] = _timing(data, names)
+    n_steps = sum(len(q.views) for q in prepared) + 2
+    step = 0
+    for q in prepared:
+        for view in q.views:
+            label = view.name if len(prepared) == 1 else f"{q.key} {view.name}"
+            progress(5 + int(80 * step / n_steps), f"agreement on the {label} scale")
+            step += 1
+            _scale_sections(doc, q, view, s, names, trust_results or {}, clock, records)
+    progress(5 + int(80 * step / n_steps), "filtering heuristics and correlations")
+    with clock("quality"):
+        slow = _slow(prepared, s)
+        _slow_records(doc, slow, names)
+        study_rules = _study_rules(prepared, s, checks)
+        rq.quality_records(doc, study_rules, names, None, record_settings=True)
+    for n, (q, entry) in enumerate(zip(prepared, question_entries, strict=True)):
+        entry.update(_filtering(doc, q, slow, study_rules, s, names, record_settings=n == 0,
+                                clock=clock))
+    # What the item records hold (stored apart): their counts, and the metrics of each item's
+    # values (the order of ``metrics`` in the run's items, docs/results.md).
+    doc["item_gap_metrics"] = records.gap_metrics
+    doc["counts"]["item_gaps"] = records.n_gaps
+    doc["counts"]["item_labels"] = records.n_labels
+    progress(95, "writing the results")
+    with clock("write"):
+        cleaned: dict[str, Any] = _clean(doc)
+    return cleaned, records
+
+
+def _attention_checks(checks: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per annotator: attention checks answered, failed, the share right, whether stopped."""
+    out = []
+    for row in checks:
+        answered, failed = int(row["answered"]), int(row["failed"])
+        out.append({"annotator": str(row["annotator"]), "answered": answered,
+                    "failed": failed,
+                    "accuracy": (answered - failed) / answered if answered else None,
+                    "stopped": bool(row.get("stopped", False))})
+    return out
+
+
+
+def trust_inputs(questions: Sequence[QuestionData], *, settings: Settings) -> list[TrustInput]:
+    """Return the inputs of every trust computation ``build_results`` makes, in document order.
+
+    A fanned-out run computes some of them in chunks on other workers (``trust_chunk``) and hands
+    the merged results back to ``build_results(trust_results=…)``; both sides call this, so they
+    agree on the ratings (and their fingerprint) exactly.  ``present`` indexes the annotators
+    of ``analysed_data`` (the excluded ones left out).
+    """
+    s = AnalysisSettings.coerce(settings)
+    return [_trust_input(q.key, q.data, view, rows, items, s)
+            for q in _prepared(questions, s) for view in q.views
+            for items, rows in (("all", None), ("simple", q.simple_rows))]
+
+
+
+def _slow(questions: Sequence[_Question], s: AnalysisSettings) -> HeuristicResult:
+    """Run the *slow* rule once for the study: the mean active time per answered item.
+
+    Time is measured per item (one response answers all its questions), so the rule is the
+    annotator's, not a question's: an item counts when any of its questions was answered
+    (for one question: exactly the items with an answer, as the rule always counted).
+    """
+    data = questions[0].data
+    answered = np.zeros(data.item.size, bool)
+    for q in questions:
+        answered |= ~np.isnan(q.data.value)
+    rows = _long(data, np.where(answered, 1.0, np.nan))
+    return slow_annotators(rows, data.duration_ms, **s.heuristics.params("slow"))
+
+
+def _study_rules(questions: Sequence[_Question], s: AnalysisSettings,
+                 checks: Sequence[Mapping[str, Any]]) -> dict[str, HeuristicResult]:
+    """Run the study-wide quality rules (too fast, attention, straight-lining) on every
+    question's rows and the annotators' attention checks."""
+    data = questions[0].data
+    answered = np.zeros(data.item.size, bool)
+    for q in questions:
+        answered |= ~np.isnan(q.data.value)
+    positions = np.column_stack([rq.positions_on_scale(q.data.value, q.views[0].domain)
+                                 for q in questions])
+    return rq.study_rules(data, answered, positions, s, checks)
+
+
+def _slow_records(doc: dict[str, Any], slow: HeuristicResult, names: list[str]) -> None:
+    doc["settings"]["heuristics"]["slow"].update(slow.params)
+    for record in slow.records:
+        row: dict[str, Any] = {"question": None, **record.to_record()}
+        row["annotator"] = names[int(row["annotator"])]
+        doc["heuristics"].append(row)
+
+
+def _filtering(doc: dict[str, Any], q: _Question, slow: HeuristicResult,
+               study_rules: Mapping[str, HeuristicResult], s: AnalysisSettings,
+               names: list[str], *, record_settings: bool,
+               clock: SectionClock) -> dict[str, Any]:
+    """Append one question's heuristics, styles and correlations; return its derived settings.
+
+    The top-level ``settings`` record what the primary question's rules applied
+    (``record_settings``): the parameters are the same for every question, only the reduced
+    scale of *disagreeable* and the styles' extreme values depend on the question's scale,
+    and each question's entry of ``questions`` records those.
+    """
+    recorded = doc["settings"]
+    data, views = q.data, q.views
+    tagged = {"question": q.key}
+    derived: dict[str, Any] = {}
+    raw = views[0]
+    reduced = next((v for v in views if v.name == "reduced"), raw)
+    ratings = _long(data, raw.values)
+    has_sentiment = data.sentiment_a is not None and "bleu1" in data.metrics
+    params = {rule: s.heuristics.params(rule) for rule in RULES}
+    with clock("heuristics"):
+        results = run_heuristics(
+            ratings,
+            reduced=_long(data, reduced.values),
+            control=data.control if data.control.any() else None,
+            bleu1=data.metrics.get("bleu1") if has_sentiment else None,
+            sentiment_a=data.sentiment_a if has_sentiment else None,
+            sentiment_b=data.sentiment_b if has_sentiment else None,
+            sentiment_source=cast(Literal["imported", "vader"], data.sentiment_source),
+            params=params,
+        )
+        # Every rule's parameters as set, and for each rule that ran what it applied (its ddof, the
+        # sentiment source and the threshold chosen for it, the number of qualifying pairs).
+        if record_settings:
+            for rule, result in results.items():
+                recorded["heuristics"][rule].update(result.params)
+            recorded["heuristics_reduced_scale"] = reduced.name
+        derived["heuristics_reduced_scale"] = reduced.name
+        for result in results.values():
+            for record in result.records:
+                row: dict[str, Any] = {**tagged, **record.to_record()}
+                row["annotator"] = names[int(row["annotator"])]
+                doc["heuristics"].append(row)
+        question_rules = rq.question_rules(data, s)
+        rq.quality_records(doc, question_rules, names, q.key, record_settings=record_settings)
+    with clock("styles"):
+        domain = raw.domain
+        styles = None
+        if len(domain) >= 4:
+            extreme, moderate = (domain[0], domain[-1]), (domain[1], domain[-2])
+            styles = annotator_styles(ratings, extreme=extreme, moderate=moderate)
+            derived["styles"] = {"extreme": list(extreme), "moderate": list(moderate),
+                                 "share_threshold": 0.5}
+            if record_settings:
+                recorded["styles"] = dict(derived["styles"])
+            for style in styles.records:
+                row = {**tagged, **style.to_record()}
+                row["annotator"] = names[int(row["annotator"])]
+                doc["styles"].append(row)
+    with clock("correlations"):
+        if data.metrics:
+            # The study's slow annotators are removed from every question's correlations.
+            flagged = {"slow": slow, **results}
+            correlations = filtering_correlations(ratings, metrics=data.metrics, flagged=flagged)
+            if record_settings:
+                recorded["correlations"] = correlations.params
+            for correlation in correlations.records:
+                row = {**tagged, **correlation.to_record()}
+                row["removed"] = [names[int(a)] for a in row["removed"]]
+                doc["correlations"].append(row)
+            new_rules = {**study_rules, **question_rules}
+            rule_sets = rq.rule_sets(ratings, data.metrics, {**flagged, **new_rules},
+                                     list(new_rules))
+            style_rows = [] if styles is None else rq.style_rows(
+                ratings, data.metrics, styles, flagged, results["low_variance"])
+            # Every interval of the question in one batch: those of one human side share
+            # their resamples (docs/statistics/correlation-intervals.md).
+            intervals = rq.Intervals(ratings, data.metrics, s)
+            intervals.prefetch(
+                [(r.removed, r.metric, not r.rules) for r in correlations.records]
+                + [(r.removed, r.metric, False) for r in rule_sets.records if r.rules]
+                + [(rq.style_removed(r, len(names)), r.metric, True) for r in style_rows
+                   if r.annotators])
+            rq.correlation_interval_records(doc, q.key, correlations.records, names, intervals)
+            params = rq.rule_set_records(doc, q.key, rule_sets, data.metrics, list(new_rules),
+                                         names, intervals)
+            if record_settings:
+                recorded["quality_correlations"] = params
+            rq.style_records(doc, q.key, style_rows, names, intervals)
+            rq.comparison_records(doc, q.key, ratings, data.metrics, s)
+    return derived
