@@ -6,12 +6,6 @@ class AnnotationConfig(AppConfig):
     verbose_name = "Annotation"
 
     def ready(self) -> None:
-        from jobs.kinds import job_kind_register
-
-        from .models import ImportJob
-
-        job_kind_register(ImportJob, "annotation.tasks.run_import")
-
         from django.db.models.signals import post_delete, post_save
 
         from studies.models import Question

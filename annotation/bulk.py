@@ -44,7 +44,7 @@ from .store import participant_ids, participants_create, pseudonyms_give
 
 STAGE = "concord_import_rows"
 # (fraction done, what is happening): called every PROGRESS_ROWS rows while reading, then at each
-# step; a background import records it (`annotation.imports`).
+# step; a background import records it (`imports.services`).
 Progress = Callable[[float, str], None]
 PROGRESS_ROWS = 20_000
 GROUPS = "concord_import_presentations"

@@ -1,8 +1,8 @@
 """Writes of the annotation app: answers stored exactly once, durably, with their timing; and
 responses collected elsewhere, imported whole or not at all (parsed by `core.responses`).
 
-The response import's upload page keeps a file server-side between its preview and its
-confirmation (`pending_import_*`).
+The browser's upload, its preview and its confirmation are the imports app's (`imports`): it
+keeps the file as an `ImportJob` whatever its size and calls `responses_import`.
 """
 
 from __future__ import annotations
@@ -10,26 +10,20 @@ from __future__ import annotations
 import io
 import json
 import math
-import re
-import secrets
-import shutil
-import time
 import uuid
 from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from pathlib import Path, PurePath
+from pathlib import PurePath
 from typing import Any, BinaryIO
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connections, router, transaction
 from django.db.models import Exists, F, OuterRef
-from django.http import Http404
 from django.utils import timezone
 
-from core.problems import Collector, InputError, Problem
+from core.problems import Collector
 from core.responses import (
     MAX_ACTIVE_MS,
     Annotator,
@@ -650,7 +644,7 @@ def responses_import(
     """Validate a response file completely, then store it in one transaction (unless `dry_run`).
 
     `progress(fraction, message)`, when given, is told how far the import has come (a
-    background import shows it, `annotation.imports`).
+    background import shows it, `imports.services`).
 
     `max_bytes` is the size limit (the browser's upload limit by default; the command line has
     its own, `CONCORD_CLI_MAX_BYTES`). ``data`` is the file's bytes or the file itself, opened
@@ -733,123 +727,3 @@ def _responses_store(*, study: Study, annotators: Sequence[Annotator], filename:
         study=study, responses=rows, label=f"imported from {PurePath(filename).name}",
         annotators=[AnnotatorRow(external_id=a.external_id, meta=a.meta,
                                  presented=len(a.answers)) for a in annotators])
-
-
-# --- the upload page's pending files ---------------------------------------------------------
-
-PENDING_KEY = re.compile(r"^[0-9a-f]{32}$")
-PENDING_MAX_AGE_S = 24 * 3600
-
-
-@dataclass(frozen=True)
-class PendingImport:
-    key: str
-    upload: Upload
-    fmt: str
-    annotator_column: str
-    meta_columns: tuple[str, ...]
-    item_map: Upload | None
-    value_map: Upload | None
-
-
-def _pending_root() -> Path:
-    return Path(settings.VAR_DIR) / "uploads"
-
-
-def upload_read(file, *, max_bytes: int | None = None) -> Upload:
-    """Read an uploaded file, refusing one over the size limit before reading it."""
-    limit = settings.CONCORD_MAX_UPLOAD_BYTES if max_bytes is None else max_bytes
-    if file.size > limit:
-        raise InputError([Problem(file.name, None, None, size_over_limit(file.size, limit=limit))])
-    return Upload(PurePath(file.name).name, file.read())
-
-
-def pending_import_create(
-    *, study: Study, user: AbstractBaseUser, upload: Upload, fmt: str, annotator_column: str = "",
-    meta_columns: Sequence[str] = (), item_map: Upload | None = None,
-    value_map: Upload | None = None,
-) -> tuple[str, ImportSummary]:
-    """Validate an upload (dry run), keep its bytes server-side, return (key, summary).
-
-    The key is random and bound to the study and the user; confirming re-reads these bytes and
-    validates them again, so the browser never sends the file twice.
-    """
-    summary = responses_import(study=study, data=upload.data, filename=upload.filename, fmt=fmt,
-                               annotator_column=annotator_column or None, item_map=item_map,
-                               value_map=value_map, meta_columns=meta_columns, dry_run=True)
-    _pending_sweep()
-    key = secrets.token_hex(16)
-    folder = _pending_root() / key
-    folder.mkdir(parents=True)
-    files = {"data": upload, "item_map": item_map, "value_map": value_map}
-    for name, part in files.items():
-        if part is not None:
-            (folder / name).write_bytes(part.data)
-    (folder / "pending.json").write_text(json.dumps({
-        "study": study.pk, "user": user.pk, "fmt": fmt, "annotator_column": annotator_column,
-        "meta_columns": list(meta_columns),
-        "names": {name: part.filename for name, part in files.items() if part is not None},
-    }))
-    return key, summary
-
-
-def pending_import_get(*, study: Study, user: AbstractBaseUser, key: str) -> PendingImport:
-    """Return the pending upload `key` of this study and user, or 404."""
-    folder = _pending_root() / key if PENDING_KEY.match(key) else None
-    try:
-        info = json.loads((folder / "pending.json").read_text()) if folder else None
-    except (OSError, ValueError):
-        info = None
-    if not info or info["study"] != study.pk or info["user"] != user.pk:
-        raise Http404("No such upload")
-
-    def part(name: str) -> Upload | None:
-        if name not in info["names"]:
-            return None
-        return Upload(info["names"][name], (folder / name).read_bytes())
-
-    return PendingImport(key=key, upload=part("data"), fmt=info["fmt"],
-                         annotator_column=info["annotator_column"],
-                         meta_columns=tuple(info["meta_columns"]),
-                         item_map=part("item_map"), value_map=part("value_map"))
-
-
-def pending_import_confirm(*, study: Study, user: AbstractBaseUser, key: str) -> ImportSummary:
-    """Import a pending upload after validating it again; the pending files are deleted.
-
-    The folder is claimed by an atomic rename first, so a double-click imports once.
-    """
-    pending = pending_import_get(study=study, user=user, key=key)
-    claimed = _pending_root() / f"claimed-{key}-{secrets.token_hex(4)}"
-    try:
-        (_pending_root() / key).rename(claimed)
-    except OSError:
-        raise Http404("This upload was already confirmed or cancelled") from None
-    try:
-        return responses_import(
-            study=study, data=pending.upload.data, filename=pending.upload.filename,
-            fmt=pending.fmt, annotator_column=pending.annotator_column or None,
-            item_map=pending.item_map, value_map=pending.value_map,
-            meta_columns=pending.meta_columns,
-        )
-    finally:
-        shutil.rmtree(claimed, ignore_errors=True)
-
-
-def pending_import_discard(*, study: Study, user: AbstractBaseUser, key: str) -> None:
-    pending_import_get(study=study, user=user, key=key)
-    shutil.rmtree(_pending_root() / key, ignore_errors=True)
-
-
-def _pending_sweep() -> None:
-    """Delete pending uploads nobody confirmed within a day."""
-    root = _pending_root()
-    if not root.is_dir():
-        return
-    cutoff = time.time() - PENDING_MAX_AGE_S
-    for folder in root.iterdir():
-        try:
-            if folder.stat().st_mtime < cutoff:
-                shutil.rmtree(folder, ignore_errors=True)
-        except OSError:
-            continue

@@ -1,9 +1,5 @@
-"""The annotator's pages (consent, instructions, one item per page, completion) and the
-researcher's import of responses collected elsewhere (upload → preview → confirm).
-
-The uploaded bytes stay on the server between the preview and the confirmation (see
-`annotation.services.pending_import_*`) and are validated again on confirm. Researcher views read
-the study through `@study_view` (owner-scoped, 404 for anyone else).
+"""The annotator's pages (consent, instructions, one item per page, completion). The
+researcher's import of responses collected elsewhere is the imports app's (`imports.views`).
 """
 
 from __future__ import annotations
@@ -18,8 +14,6 @@ from functools import wraps
 
 from csp.constants import SELF
 from django.conf import settings
-from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.core import signing
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -29,13 +23,9 @@ from django.utils.translation import gettext as _
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from core.problems import InputError
 from core.responses import MAX_ACTIVE_MS
 from core.tabular import json_too_deep
-from jobs.selectors import job_status
-from studies.decorators import study_view
 from studies.models import Participant, Study
-from studies.selectors import Role
 from studies.services import (
     StudyFull,
     participant_consent,
@@ -56,16 +46,7 @@ from .binding import (
     with_binding,
 )
 from .binding import PARAM as BINDING_PARAM
-from .forms import ResponseImportForm
-from .imports import (
-    import_is_large,
-    import_job_confirm,
-    import_job_create,
-    import_job_discard,
-    import_job_problems,
-)
 from .limits import WINDOW_SECONDS, enrolment_allowed
-from .models import ImportJob
 from .selectors import (
     assignment_at,
     current_answers,
@@ -80,13 +61,7 @@ from .services import (
     assignment_shown,
     check_warning,
     participant_return,
-    pending_import_confirm,
-    pending_import_create,
-    pending_import_discard,
-    pending_import_get,
     response_submit,
-    responses_import,
-    upload_read,
 )
 
 logger = logging.getLogger(__name__)
@@ -591,126 +566,3 @@ def _mturk_submit_to(raw: str, *, study: Study) -> str:
     # show who tried what.
     logger.warning("dropped turkSubmitTo %r of study %s: not an MTurk host", raw[:200], study.slug)
     return ""
-
-
-# --- Researcher: import responses collected elsewhere -----------------------------------------
-
-
-@login_required
-@require_http_methods(["GET", "POST"])
-@study_view(need=Role.EDITOR)
-def responses_upload(request: HttpRequest, study: Study) -> HttpResponse:
-    form = ResponseImportForm(request.POST or None, request.FILES or None)
-    error = None
-    if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        if import_is_large(data["file"]):  # checked by a job, then previewed on its page
-            return _import_job_start(request, study, data)
-        try:
-            key, _pending = pending_import_create(
-                study=study, user=request.user, upload=upload_read(data["file"]),
-                fmt=data["format"], annotator_column=data["annotator_column"].strip(),
-                meta_columns=data["meta_columns"],
-                item_map=upload_read(data["item_map"]) if data["item_map"] else None,
-                value_map=upload_read(data["value_map"]) if data["value_map"] else None,
-            )
-        except InputError as exc:
-            error = exc
-        else:
-            return redirect("annotation:responses_import_preview", slug=study.slug, key=key)
-    return render(request, "annotation/import_responses.html",
-                  {"study": study, "form": form, "error": error},
-                  status=400 if error or form.errors else 200)
-
-
-def _import_job_start(request: HttpRequest, study: Study, data: dict) -> HttpResponse:
-    try:
-        job = import_job_create(
-            study=study, user=request.user, what=ImportJob.What.RESPONSES, upload=data["file"],
-            options={"fmt": data["format"], "meta_columns": data["meta_columns"],
-                     "annotator_column": data["annotator_column"].strip()},
-            maps={"item_map": data["item_map"], "value_map": data["value_map"]}, dry_run=True)
-    except InputError as exc:
-        return render(request, "annotation/import_responses.html",
-                      {"study": study, "form": ResponseImportForm(), "error": exc}, status=400)
-    # A broker that did not take the job: the page says so (the job failed with the reason).
-    return redirect("annotation:import_job", slug=study.slug, job_id=job.pk)
-
-
-@login_required
-@require_GET
-@study_view(need=Role.EDITOR)
-def import_job_detail(request: HttpRequest, study: Study, job_id: int) -> HttpResponse:
-    """A background import: its progress (js/jobs.js polls), then its result or its problems."""
-    job = get_object_or_404(ImportJob, pk=job_id, study=study)
-    return render(request, "annotation/import_job.html", {
-        "study": study, "job": job, "status": job_status(job=job),
-        "error": import_job_problems(job=job),
-        "status_url": reverse("annotation:import_job_status",
-                              kwargs={"slug": study.slug, "job_id": job.pk}),
-        "refresh_url": reverse("annotation:import_job", kwargs={"slug": study.slug,
-                                                                "job_id": job.pk}),
-    })
-
-
-@login_required
-@require_POST
-@study_view(need=Role.EDITOR)
-def import_job_confirm_view(request: HttpRequest, study: Study, job_id: int) -> HttpResponse:
-    """Import the file a finished check previewed (a new job; a double click imports once)."""
-    job = get_object_or_404(ImportJob, pk=job_id, study=study)
-    new = import_job_confirm(job=job, user=request.user)
-    return redirect("annotation:import_job", slug=study.slug, job_id=new.pk)
-
-
-@login_required
-@require_POST
-@study_view(need=Role.EDITOR)
-def import_job_cancel_view(request: HttpRequest, study: Study, job_id: int) -> HttpResponse:
-    import_job_discard(job=get_object_or_404(ImportJob, pk=job_id, study=study))
-    messages.info(request, "The upload was discarded; nothing was imported.")
-    return redirect("studies:detail", slug=study.slug)
-
-
-@login_required
-@require_GET
-@study_view(need=Role.EDITOR)
-def import_job_status_view(request: HttpRequest, study: Study, job_id: int) -> JsonResponse:
-    job = get_object_or_404(ImportJob, pk=job_id, study=study)
-    response = JsonResponse(job_status(job=job))
-    response["Cache-Control"] = "no-store"
-    return response
-
-
-@login_required
-@require_http_methods(["GET", "POST"])
-@study_view(need=Role.EDITOR)
-def responses_preview(request: HttpRequest, study: Study, key: str) -> HttpResponse:
-    """GET: what the file holds (validated again). POST: import it, then back to the study."""
-    try:
-        if request.method == "POST":
-            summary = pending_import_confirm(study=study, user=request.user, key=key)
-            messages.success(request, f"Imported {summary.answers} answers of "
-                                      f"{len(summary.annotators)} annotators from {summary.filename}.")
-            return redirect("studies:detail", slug=study.slug)
-        pending = pending_import_get(study=study, user=request.user, key=key)
-        summary = responses_import(
-            study=study, data=pending.upload.data, filename=pending.upload.filename,
-            fmt=pending.fmt, annotator_column=pending.annotator_column or None,
-            item_map=pending.item_map, value_map=pending.value_map,
-            meta_columns=pending.meta_columns, dry_run=True)
-    except InputError as exc:
-        return render(request, "annotation/import_responses.html",
-                      {"study": study, "form": ResponseImportForm(), "error": exc}, status=400)
-    return render(request, "annotation/import_preview.html",
-                  {"study": study, "summary": summary, "pending": pending, "key": key})
-
-
-@login_required
-@require_POST
-@study_view(need=Role.EDITOR)
-def responses_cancel(request: HttpRequest, study: Study, key: str) -> HttpResponse:
-    pending_import_discard(study=study, user=request.user, key=key)
-    messages.info(request, "The upload was discarded; nothing was imported.")
-    return redirect("studies:detail", slug=study.slug)
-

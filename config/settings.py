@@ -130,6 +130,7 @@ INSTALLED_APPS = [
     "axes",
     "studies",
     "annotation",
+    "imports",
     "jobs",
     "analysis",
     "exports",
@@ -301,8 +302,8 @@ CELERY_BEAT_SCHEDULE = {
     "assignments-reclaim": {"task": "annotation.tasks.reclaim_assignments",
                             "schedule": CONCORD_RECLAIM_SWEEP_SECONDS,
                             "options": {"expires": CONCORD_RECLAIM_SWEEP_SECONDS}},
-    # Kept upload folders older than a day that no import job needs (annotation.imports).
-    "imports-sweep": {"task": "annotation.tasks.sweep_imports", "schedule": 3600.0,
+    # Kept upload folders older than a day that no import job needs (imports.services).
+    "imports-sweep": {"task": "imports.tasks.sweep_imports", "schedule": 3600.0,
                       "options": {"expires": 3600.0}},
 }
 if CONCORD_LIVE_QUALITY_SECONDS > 0:

@@ -1,8 +1,12 @@
 """Wiring only: every app declares its own routes (pages and API) and is mounted the same way."""
 
+from collections.abc import Callable
+from typing import Any
+
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.templatetags.static import static
 from django.urls import include, path
 from django.utils.functional import lazy
@@ -10,7 +14,22 @@ from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.permissions import IsAuthenticated
 
+from imports import views as imports_views
+from studies import views as studies_views
 from studies.accounts import ThrottledPasswordResetView
+
+
+def by_method(**views: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """One view of an address whose methods two apps serve: each method's own view, 405 for any
+    other method."""
+
+    def view(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if request.method not in views:
+            return HttpResponseNotAllowed(list(views))
+        return views[request.method](request, *args, **kwargs)
+
+    return view
+
 
 urlpatterns = [
     # The annotator's pages first: every answer is resolved, and each pattern tried before the
@@ -34,7 +53,12 @@ urlpatterns = [
          name="password_reset_confirm"),
     path("accounts/reset/done/", auth_views.PasswordResetCompleteView.as_view(),
          name="password_reset_complete"),
+    # One address, two apps: a study's item list (studies) takes the upload of more items
+    # (imports), which studies may not import; studies:items_upload names it.
+    path("studies/<slug:slug>/items/",
+         by_method(GET=studies_views.items_upload, POST=imports_views.items_upload)),
     path("", include("studies.urls")),
+    path("", include("imports.urls")),
     path("", include("analysis.urls")),
     path("", include("exports.urls")),
     path("", include("tokens.urls")),

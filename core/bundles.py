@@ -33,6 +33,8 @@ from core.tabular import DEFAULT_LIMITS, Limits, decode, read_grid, size_over_li
 
 # Every revision of every answer: the columns `import_bundle` reads (submitted_at, the time the
 # server stored a revision, is accepted and not kept: a replayed revision is stored now).
+# The study's definition in a bundle (written by the export, read by the replay).
+DEFINITION = "definition.json"
 REVISION_COLUMNS = ("annotator", "item", "presentation", "position", "revision", "current",
                     "question", "value", "missing", "comment", "active_ms", "source")
 SOURCES = ("app", "import")

@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from analysis.selectors import item_records, latest_results, run_settings
 from analysis.services import code_version
+from core.bundles import DEFINITION as BUNDLE_DEFINITION
 from core.files import atomic_write, partial_name
 from core.formats import csv_chunks, jsonl_chunks, parquet_chunks, zip_chunks
 from jobs.services import job_done, job_enqueue, job_fail, job_progress, job_start
@@ -75,7 +76,6 @@ CONTENT_TYPES = {
     "zip": "application/zip",
 }
 PROGRESS_EVERY = 10_000  # rows between two progress reports of a job
-BUNDLE_DEFINITION = "definition.json"
 
 
 class ExportError(ValueError):

@@ -12,8 +12,6 @@ router.register(r"studies/(?P<study_slug>[-a-z0-9]+)/exports", apis.ExportJobVie
 app_name = "exports"
 
 urlpatterns = [
-    # Beside studies:new and studies:new_definition; "new" is not a study's slug there.
-    path("studies/new/bundle/", views.bundle_import_view, name="bundle_import"),
     path("studies/<slug:slug>/exports/<slug:what>.<slug:fmt>", views.download, name="download"),
     path("studies/<slug:slug>/exports/jobs/<int:job_id>/", views.job_detail, name="job"),
     path("studies/<slug:slug>/exports/jobs/<int:job_id>/status.json", views.job_status, name="job_status"),

@@ -7,8 +7,6 @@ services and selectors of this app for the rest.
 
 from __future__ import annotations
 
-from django.conf import settings
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import (
     FileResponse,
@@ -22,15 +20,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
-from annotation.services import upload_read
 from core.formats import csv_chunks
-from core.problems import InputError
 from studies.decorators import study_view
 from studies.models import Study
 from studies.selectors import Role
 
-from .bundles import bundle_import
-from .forms import BundleImportForm
 from .models import ExportJob
 from .selectors import (
     PSEUDONYM_COLUMNS,
@@ -135,34 +129,3 @@ def pseudonyms_download(request: HttpRequest, study: Study) -> HttpResponse:
     body = b"".join(csv_chunks(PSEUDONYM_COLUMNS, pseudonym_rows(study=study)))
     return _attachment(HttpResponse(body, content_type="text/csv; charset=utf-8"),
                        f"{study.slug}-pseudonyms.csv")
-
-
-@login_required
-@require_http_methods(["GET", "POST"])
-def bundle_import_view(request: HttpRequest) -> HttpResponse:
-    """Replay an uploaded methods bundle as a new closed study the caller owns (synchronous:
-    bounded by CONCORD_BUNDLE_MAX_BYTES and CONCORD_BUNDLE_SYNC_MAX_ROWS answer rows)."""
-    form = BundleImportForm(request.POST or None, request.FILES or None)
-    problems: list[str] = []
-    if request.method == "POST" and form.is_valid():
-        try:
-            upload = upload_read(form.cleaned_data["file"],
-                                 max_bytes=settings.CONCORD_BUNDLE_MAX_BYTES)
-            done = bundle_import(data=upload.data, filename=upload.filename, owner=request.user,
-                                 slug=form.cleaned_data["slug"] or None,
-                                 max_rows=settings.CONCORD_BUNDLE_SYNC_MAX_ROWS)
-        except InputError as exc:
-            problems = [str(p) for p in exc.problems]
-            if exc.omitted:
-                problems.append(f"… and {exc.omitted} more")
-        else:
-            messages.success(request, f"Created {done.study.slug} from {upload.filename}: "
-                                      f"{done.annotators} annotators, {done.answers} answers.")
-            return redirect("studies:detail", slug=done.study.slug)
-    return render(request, "exports/bundle_import.html", {
-        "form": form, "problems": problems,
-        "max_mib": settings.CONCORD_BUNDLE_MAX_BYTES // (1024 * 1024),
-        "max_rows": settings.CONCORD_BUNDLE_SYNC_MAX_ROWS,
-        # 20 000, as the docs write numbers (a space between the thousands)
-        "max_rows_text": f"{settings.CONCORD_BUNDLE_SYNC_MAX_ROWS:,}".replace(",", "\u202f"),
-    }, status=400 if problems or form.errors else 200)

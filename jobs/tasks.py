@@ -12,9 +12,11 @@ from .models import Job
 from .services import LATER, RUN, job_heartbeat, job_stale_after, job_take
 
 
-def job_task(*, model: type[Job]) -> Callable[[Callable[[int], object]], Any]:
+def job_task(*, model: type[Job], name: str | None = None,
+             ) -> Callable[[Callable[[int], object]], Any]:
     """Make ``execute(job_id)`` the Celery task of the jobs of ``model``, named as the function
-    (``analysis.tasks.run_analysis``).
+    (``analysis.tasks.run_analysis``) unless ``name`` says otherwise (a task that moved keeps
+    its old name as a second task, for the messages queued before the move).
 
     The task runs the job unless its message is superseded or the job over; it retries after
     the stale interval while another worker holds the job (`jobs.services.job_take`), and the
@@ -37,7 +39,7 @@ def job_task(*, model: type[Job]) -> Callable[[Callable[[int], object]], Any]:
         run.__qualname__, run.__doc__ = execute.__qualname__, execute.__doc__
         return shared_task(bind=True, acks_late=True, reject_on_worker_lost=True,
                            ignore_result=True, max_retries=None,
-                           name=f"{execute.__module__}.{execute.__name__}")(run)
+                           name=name or f"{execute.__module__}.{execute.__name__}")(run)
 
     return decorate
 

@@ -38,7 +38,7 @@ class ItemUploadForm(forms.Form):
     file = forms.FileField(help_text="CSV or JSONL: id, text or text_a/text_b, control, "
                                      "metric:*, feature:*, meta:*")
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["file"].help_text += (
             f". Up to {filesizeformat(settings.CONCORD_MAX_UPLOAD_BYTES)}; a file over "

@@ -26,7 +26,6 @@ urlpatterns = [
     path("studies/<slug:slug>/items/<int:item_pk>/delete/", views.item_delete_view,
          name="item_delete"),
     path("studies/<slug:slug>/controls/", views.controls_add, name="controls_add"),
-    path("studies/<slug:slug>/items/coreference/", views.coref_upload, name="coref_upload"),
     path("studies/<slug:slug>/invite/", views.invite, name="invite"),
     path("studies/<slug:slug>/preview/", views.preview, name="preview"),
     path("studies/<slug:slug>/open/", views.study_set_status, {"action": "open"}, name="open"),

@@ -15,8 +15,7 @@ from django.utils import translation
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation.imports import import_is_large, import_job_create
-from core.problems import Collector, InputError
+from core.problems import InputError
 from core.tabular import size_over_limit
 
 from .decorators import study_view
@@ -50,10 +49,8 @@ from .selectors import (
 )
 from .services import (
     controls_generate,
-    coref_items_import,
     item_delete,
     item_update,
-    items_import,
     member_add,
     member_change,
     member_remove,
@@ -136,73 +133,6 @@ def study_detail(request: HttpRequest, study: Study) -> HttpResponse:
 
 # Prolific replaces each {{%NAME%}} with the participant's value when it sends them to the study.
 PROLIFIC_QUERY = "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
-
-
-def _items_upload(request: HttpRequest, study: Study) -> HttpResponse:
-    form = ItemUploadForm(request.POST, request.FILES)
-    if form.has_error("file", code="empty"):
-        messages.error(request, f"{request.FILES['file'].name}: the file is empty. "
-                                "Nothing was imported.")
-        return redirect("studies:detail", slug=study.slug)
-    if not form.is_valid():
-        messages.error(request, "Choose a file to upload.")
-        return redirect("studies:detail", slug=study.slug)
-    upload = form.cleaned_data["file"]
-    if upload.size > settings.CONCORD_MAX_UPLOAD_BYTES:
-        messages.error(request, f"{upload.name}: "
-                                f"{size_over_limit(upload.size, limit=settings.CONCORD_MAX_UPLOAD_BYTES)}."
-                                " Nothing was imported.")
-        return redirect("studies:detail", slug=study.slug)
-    if import_is_large(upload):  # imported by a background job, with a progress page
-        try:
-            job = import_job_create(study=study, user=request.user, what="items",
-                                    upload=upload)
-        except InputError as exc:
-            return render(request, "studies/upload_errors.html",
-                          {"study": study, "error": exc, "filename": upload.name}, status=400)
-        return redirect("annotation:import_job", slug=study.slug, job_id=job.pk)
-    try:
-        count = items_import(study=study, data=upload.read(), filename=upload.name)
-    except InputError as exc:
-        return render(request, "studies/upload_errors.html",
-                      {"study": study, "error": exc, "filename": upload.name}, status=400)
-    messages.success(request, f"Imported {count} items from {upload.name}.")
-    return redirect("studies:detail", slug=study.slug)
-
-
-@login_required
-@require_POST
-@study_view(need=Role.EDITOR)
-def coref_upload(request: HttpRequest, study: Study) -> HttpResponse:
-    """Add coreference items from a gold and a system file, read as the CoNLL scorer reads them:
-    every problem of both files on one page (nothing imported), warnings shown after the import."""
-    form = CorefUploadForm(request.POST, request.FILES)
-    if not form.is_valid():
-        messages.error(request, "Choose a gold file, a system file and their format.")
-        return redirect("studies:detail", slug=study.slug)
-    gold, system = form.cleaned_data["gold"], form.cleaned_data["system"]
-    limit = settings.CONCORD_MAX_UPLOAD_BYTES
-    for upload in (gold, system):
-        if upload.size > limit:
-            messages.error(request, f"{upload.name}: {size_over_limit(upload.size, limit=limit)}."
-                                    " Nothing was imported.")
-            return redirect("studies:detail", slug=study.slug)
-    warnings = Collector(gold.name)
-    try:
-        count = coref_items_import(study=study, gold=gold.read(), system=system.read(),
-                                   gold_name=gold.name, system_name=system.name,
-                                   fmt=form.cleaned_data["format"], warnings=warnings)
-    except InputError as exc:
-        return render(request, "studies/upload_errors.html",
-                      {"study": study, "error": exc, "filename": gold.name}, status=400)
-    messages.success(request, f"Imported {count} coreference item{'s' if count != 1 else ''} "
-                              f"from {gold.name} and {system.name}.")
-    if warnings:
-        shown = "; ".join(str(p) for p in warnings.problems[:10])
-        more = f" (and {warnings.count - 10} more)" if warnings.count > 10 else ""
-        messages.warning(request, f"{warnings.count} warning(s), read as the CoNLL scorer reads "
-                                  f"the files: {shown}{more}")
-    return redirect("studies:detail", slug=study.slug)
 
 
 # What each confirmation page says (docs/lifecycle.md).
@@ -372,12 +302,11 @@ def _list_page(request: HttpRequest, template: str, partial: str, context: dict)
 
 
 @login_required
-@require_http_methods(["GET", "POST"])
-@study_view(need=Role.VIEWER, post_need=Role.EDITOR)
+@require_GET
+@study_view()
 def items_upload(request: HttpRequest, study: Study) -> HttpResponse:
-    """GET: the study's items, paged and searchable (``?q=``, ``?page=``). POST: upload more."""
-    if request.method == "POST":
-        return _items_upload(request, study)
+    """The study's items, paged and searchable (``?q=``, ``?page=``). A POST to this address
+    uploads more: `imports.views.items_upload` takes it (config/urls.py routes it there first)."""
     query = clean_query(request.GET.get("q", ""))
     page = paged(request.GET, item_list(study=study, query=query))
     return _list_page(request, "studies/items.html", "studies/_items_results.html", {

@@ -13,9 +13,10 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from annotation.imports import import_job_create, import_job_execute
-from annotation.models import ImportJob, Response
-from annotation.tasks import run_import
+from annotation.models import Response
+from imports.models import ImportJob
+from imports.services import import_job_create, import_job_execute
+from imports.tasks import run_import
 from studies.models import Item
 from studies.services import member_add
 from tests.workers import require_worker_services, start_worker, stop_worker, wait_for
@@ -134,9 +135,9 @@ def test_an_unconfirmed_check_loses_its_file_after_a_day_to_the_hourly_sweep(
     import os
     import time
 
-    from annotation.tasks import sweep_imports
+    from imports.tasks import sweep_imports
 
-    assert settings.CELERY_BEAT_SCHEDULE["imports-sweep"]["task"] == "annotation.tasks.sweep_imports"
+    assert settings.CELERY_BEAT_SCHEDULE["imports-sweep"]["task"] == "imports.tasks.sweep_imports"
     with django_capture_on_commit_callbacks(execute=True):
         post_responses(alice_client, study, name="old.csv")
         post_responses(alice_client, study, name="new.csv")
@@ -155,11 +156,25 @@ def test_an_unconfirmed_check_loses_its_file_after_a_day_to_the_hourly_sweep(
     assert "Confirm import" in alice_client.get(f"/studies/big/imports/{new.pk}/").content.decode()
 
 
-def test_it_keeps_a_small_upload_on_the_preview_page(alice_client, study, settings):
-    settings.VAR_DIR = settings.IMPORTS_DIR.parent  # pending previews beside the test's var dir
-    response = post_responses(alice_client, study)
-    assert response.status_code == 302 and "/responses/import/" in response["Location"]
-    assert not ImportJob.objects.exists()
+def test_it_checks_a_small_upload_at_once_and_keeps_it_as_a_job(
+        alice_client, study, settings, tmp_path, django_capture_on_commit_callbacks):
+    """One kept upload for every size: a small file is a job too, checked in the request (no
+    task sent), previewed on the same page, imported at once on confirm."""
+    settings.IMPORTS_DIR = tmp_path / "imports"
+    with django_capture_on_commit_callbacks(execute=True) as sent:
+        response = post_responses(alice_client, study)
+    check = ImportJob.objects.get()
+    assert sent == [] and (check.status, check.dry_run, check.sent_at) == ("done", True, None)
+    assert response["Location"] == f"/studies/big/imports/{check.pk}/"
+    assert [p.name for p in kept(settings.IMPORTS_DIR)] == [check.folder, "data"]
+    page = alice_client.get(response["Location"]).content.decode()
+    assert "Preview: long.csv" in page and "Confirm import" in page
+    assert page.count("<tr><td>w") == 2  # the annotators listed
+    with django_capture_on_commit_callbacks(execute=True) as sent:
+        done = alice_client.post(f"/studies/big/imports/{check.pk}/confirm/")
+    assert sent == [] and done["Location"] == "/studies/big/"
+    assert ImportJob.objects.latest("pk").status == "done" and Response.objects.count() == 4
+    assert kept(settings.IMPORTS_DIR) == []
 
 
 def test_it_shows_the_progress_of_a_queued_job(alice_client, study, large):
@@ -175,9 +190,9 @@ def test_it_shows_the_progress_of_a_queued_job(alice_client, study, large):
 
 def test_it_records_progress_while_it_imports(study, large, monkeypatch):
     seen = []
-    monkeypatch.setattr("annotation.imports.job_progress",
+    monkeypatch.setattr("imports.services.job_progress",
                         lambda **kwargs: seen.append(kwargs["progress"]))
-    monkeypatch.setattr("annotation.imports.time.monotonic", iter(range(0, 1000, 10)).__next__)
+    monkeypatch.setattr("imports.services.time.monotonic", iter(range(0, 1000, 10)).__next__)
     job = import_job_create(study=study, user=None, what="responses",
                             upload=SimpleUploadedFile("long.csv", LONG),
                             options={"fmt": "long"}, enqueue=False)

@@ -407,8 +407,9 @@ def test_the_command_exits_non_zero_with_every_problem_and_changes_nothing(study
 
 @pytest.fixture
 def uploads(settings, tmp_path):
-    settings.VAR_DIR = tmp_path
-    return tmp_path / "uploads"
+    """Where the page keeps an upload between its preview and its confirmation."""
+    settings.IMPORTS_DIR = tmp_path / "imports"
+    return settings.IMPORTS_DIR
 
 
 def upload(client, study, data=b"annotator,item,value,duration_ms\nw1,p1,3,1200\nw1,p2,,\n"
@@ -427,18 +428,19 @@ def test_the_page_previews_then_imports_on_confirm(study, alice_client, uploads)
     assert b'data-summary="answers">2<' in preview.content
     assert b'data-summary="blanks">1<' in preview.content
     assert len(list(uploads.iterdir())) == 1
-    done = alice_client.post(response["Location"])
+    confirm = response["Location"] + "confirm/"
+    done = alice_client.post(confirm)
     assert done.status_code == 302 and done["Location"] == f"/studies/{study.slug}/"
     assert Response.objects.filter(participant__study=study).count() == 2
     assert list(uploads.iterdir()) == []  # the stored upload is gone
-    assert alice_client.post(response["Location"]).status_code == 404  # confirmed once only
+    assert alice_client.post(confirm).status_code == 404  # confirmed once only
 
 
 def test_the_page_validates_again_on_confirm(study, alice_client, uploads):
     preview_url = upload(alice_client, study)["Location"]
     responses_import(study=study, data=b"annotator,item,value\nw2,p3,1\n", filename="other.csv",
                      fmt="long")
-    page = alice_client.post(preview_url)
+    page = alice_client.post(preview_url + "confirm/")
     assert page.status_code == 400
     assert b"annotator &#x27;w2&#x27; was already imported" in page.content
     assert Response.objects.filter(participant__study=study).count() == 1
@@ -470,10 +472,11 @@ def test_another_researcher_cannot_see_or_confirm_an_upload(study, alice_client,
     other = Client()
     other.force_login(bob)
     make_study(bob, slug="bobs", items=PASSAGES)
-    key = preview_url.rstrip("/").rsplit("/", 1)[1]
+    job = preview_url.rstrip("/").rsplit("/", 1)[1]
     assert other.get(preview_url).status_code == 404
-    assert other.post(preview_url).status_code == 404
-    assert other.get(f"/studies/bobs/responses/import/{key}/").status_code == 404
+    assert other.post(preview_url + "confirm/").status_code == 404
+    assert other.get(f"/studies/bobs/imports/{job}/").status_code == 404
+    assert other.post(f"/studies/bobs/imports/{job}/confirm/").status_code == 404
     assert not Response.objects.exists()
 
 

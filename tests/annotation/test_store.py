@@ -69,7 +69,7 @@ def app_modules() -> list[Path]:
 
 def test_it_finds_nothing_outside_annotation_that_creates_a_response_or_an_answer():
     modules = app_modules()
-    assert any(path.parts[-2:] == ("exports", "bundles.py") for path in modules)
+    assert any(path.parts[-2:] == ("imports", "bundles.py") for path in modules)
     assert any(path.parts[-2:] == ("demo", "services.py") for path in modules)
     found = {str(path.relative_to(ROOT)): where for path in modules
              if (where := writes(path.read_text()))}

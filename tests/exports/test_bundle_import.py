@@ -17,8 +17,8 @@ from django.urls import reverse
 from analysis.models import AnalysisRun
 from annotation.models import Answer, Response
 from annotation.services import AnswerRejected
-from exports.bundles import REPLAY_DIFFERS
 from exports.services import export_open
+from imports.bundles import REPLAY_DIFFERS
 from studies.definitions import load_definition
 from studies.models import Item, Participant, Study
 from studies.selectors import study_definition
@@ -322,12 +322,12 @@ def test_a_bad_revision_is_named_by_file_line_and_column_and_nothing_is_kept(dem
 def test_the_page_imports_a_bundle_for_a_signed_in_researcher(demos, client, tmp_path):
     data = bundle_of("demo-similarity")
     client.force_login(demos)
-    page = client.get(reverse("exports:bundle_import"))
+    page = client.get(reverse("imports:bundle_import"))
     assert page.status_code == 200
     assert b'enctype="multipart/form-data"' in page.content
     upload = io.BytesIO(data)
     upload.name = "demo-similarity-bundle.zip"
-    response = client.post(reverse("exports:bundle_import"), {"file": upload, "slug": "web"})
+    response = client.post(reverse("imports:bundle_import"), {"file": upload, "slug": "web"})
     assert response.status_code == 302
     assert response["Location"] == reverse("studies:detail", args=["web"])
     study = Study.objects.get(slug="web")
@@ -341,7 +341,7 @@ def test_the_page_leaves_a_large_bundle_to_the_command(demos, client, settings):
     upload.name = "big.zip"
     client.force_login(demos)
     before = counts()
-    response = client.post(reverse("exports:bundle_import"), {"file": upload, "slug": "web"})
+    response = client.post(reverse("imports:bundle_import"), {"file": upload, "slug": "web"})
     assert response.status_code == 400
     assert ("big.zip/revisions.csv: about 588 answer rows, more than the 100 this page imports "
             "while you wait; import it on the server with `python manage.py import_bundle "
@@ -354,14 +354,14 @@ def test_the_page_shows_every_problem_and_creates_nothing(demos, client):
     upload = io.BytesIO(b"not a zip")
     upload.name = "x.zip"
     before = counts()
-    response = client.post(reverse("exports:bundle_import"), {"file": upload, "slug": "web"})
+    response = client.post(reverse("imports:bundle_import"), {"file": upload, "slug": "web"})
     assert response.status_code == 400
     assert b"x.zip: not a zip file" in response.content
     assert counts() == before
 
 
 def test_the_page_needs_a_signed_in_user_and_a_csrf_token(demos, client, tmp_path):
-    response = client.get(reverse("exports:bundle_import"))
+    response = client.get(reverse("imports:bundle_import"))
     assert response.status_code == 302 and "/login/" in response["Location"]
     from django.test import Client
 
@@ -369,13 +369,13 @@ def test_the_page_needs_a_signed_in_user_and_a_csrf_token(demos, client, tmp_pat
     strict.force_login(demos)
     upload = io.BytesIO(b"x")
     upload.name = "x.zip"
-    assert strict.post(reverse("exports:bundle_import"), {"file": upload}).status_code == 403
+    assert strict.post(reverse("imports:bundle_import"), {"file": upload}).status_code == 403
 
 
 def test_the_new_study_page_links_to_the_bundle_import(demos, client):
     client.force_login(demos)
     page = client.get(reverse("studies:new")).content.decode()
-    assert reverse("exports:bundle_import") in page
+    assert reverse("imports:bundle_import") in page
 
 
 def test_the_response_upload_preview_shows_the_columns_it_does_not_read(demos, client):
@@ -389,7 +389,7 @@ def test_the_response_upload_preview_shows_the_columns_it_does_not_read(demos, c
     client.force_login(demos)
     upload = io.BytesIO(responses)
     upload.name = "responses.csv"
-    response = client.post(reverse("annotation:responses_import", args=["preview"]),
+    response = client.post(reverse("imports:responses_import", args=["preview"]),
                            {"file": upload, "format": "long"}, follow=True)
     page = response.content.decode()
     assert "Nothing is stored yet" in page

@@ -230,7 +230,7 @@ def test_the_upload_page_names_the_questions_and_imports_an_item_question_file(
         summeval, make_study, alice, alice_client, settings, tmp_path):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    settings.VAR_DIR = tmp_path
+    settings.IMPORTS_DIR = tmp_path / "imports"
     study = make_study(alice, slug="browser", preset="summeval-4x5", items=ITEMS)
     url = f"/studies/{study.slug}/responses/import/"
     page = alice_client.get(url)
@@ -245,7 +245,7 @@ def test_the_upload_page_names_the_questions_and_imports_an_item_question_file(
     assert not Response.objects.filter(participant__study=study).exists()
     good = post(b"who,s1:coherence,s1:fluency,s2:coherence\nx,3,,\ny,4,5,2\n")
     assert good.status_code == 302
-    assert alice_client.post(good["Location"]).status_code == 302
+    assert alice_client.post(good["Location"] + "confirm/").status_code == 302
     assert current_answers(study) == sorted(
         [("A1", "s1", 1, q, 3.0 if q == "coherence" else None,
           "" if q == "coherence" else "skipped", "") for q in QUESTIONS]

@@ -16,14 +16,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 # Top to bottom, as docs/architecture.md draws them: an app may import only apps after it.
-LAYERS = ["config", "tokens", "demo", "exports", "analysis", "annotation", "studies", "jobs",
-          "core"]
+LAYERS = ["config", "tokens", "demo", "exports", "analysis", "imports", "annotation", "studies",
+          "jobs", "core"]
 
 # Arrows that still point up, each to be removed by the restructuring; none may be added, and
 # one that is gone must leave this list (the test says so).
-KNOWN_UPWARD: set[tuple[str, str]] = {
-    ("studies", "annotation"),  # a large item upload uses annotation's import job
-}
+KNOWN_UPWARD: set[tuple[str, str]] = set()
 
 
 def imports_between_apps() -> dict[tuple[str, str], list[str]]:

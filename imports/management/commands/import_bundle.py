@@ -1,7 +1,10 @@
+from argparse import ArgumentParser
+from typing import Any
+
 from django.core.management.base import BaseCommand, CommandError
 
 from core.problems import InputError
-from exports.bundles import bundle_import
+from imports.bundles import bundle_import
 from studies.management.commands._common import read_file, resolve_owner
 
 
@@ -13,14 +16,15 @@ class Command(BaseCommand):
         "is validated first; on any problem nothing is created. See docs/exports.md."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("file", help="the bundle (a zip written by `export --what bundle`)")
         parser.add_argument("--slug", metavar="NEW",
                             help="the new study's slug (default: the bundle's)")
         parser.add_argument("--owner", metavar="USERNAME",
                             help="Owner (default: the only superuser).")
 
-    def handle(self, *args, file, slug, owner, **options):
+    def handle(self, *args: Any, file: str, slug: str | None, owner: str | None,
+               **options: Any) -> None:
         user = resolve_owner(owner)
         try:
             done = bundle_import(data=read_file(file), filename=file, owner=user, slug=slug)

@@ -1,17 +1,20 @@
-"""Browser uploads of items and responses imported in the background (issue 15).
+"""Browser uploads of items and responses, kept and imported as an `ImportJob` (issue 15, 22).
 
-A file over CONCORD_IMPORT_SYNC_MAX_BYTES (and within the browser's CONCORD_MAX_UPLOAD_BYTES) is
-not imported while the researcher waits: `import_job_create` copies it, chunk by chunk, to a
-folder of its own under IMPORTS_DIR and records an `ImportJob`, whose task is sent once the
-transaction commits. `import_job_execute` runs the very import the page and the commands run
-(`studies.services.items_import`, `annotation.services.responses_import`: the same checks, the
-same messages, one transaction, nothing written on any problem), records its progress, then
-either the summary or every problem, and deletes the folder whatever the outcome.
+Every response upload, whatever its size, is kept the same way: `import_job_create` copies it,
+chunk by chunk, to a folder of its own under IMPORTS_DIR and records an `ImportJob`;
+`import_job_run` then runs it at once, in the request, for a file up to
+CONCORD_IMPORT_SYNC_MAX_BYTES, and sends its task to a worker (once the transaction commits) for a
+larger one (within the browser's CONCORD_MAX_UPLOAD_BYTES). An item upload takes the same job
+when it is large (a small one is imported at once by the page). `import_job_execute` runs the
+very import the page and the commands run (`studies.services.items_import`,
+`annotation.services.responses_import`: the same checks, the same messages, one transaction,
+nothing written on any problem), records its progress, then either the summary or every problem,
+and deletes the folder whatever the outcome.
 
-A response file is checked first, as the page previews a small one: the first job is a dry run
-(`dry_run`) whose page shows what the file holds; `import_job_confirm` then starts the import of
-the same kept file (validated again), `import_job_discard` deletes it. A kept file nobody
-confirms is deleted after a day.
+A response file is checked first: the first job is a dry run (`dry_run`) whose page previews
+what the file holds; `import_job_confirm` then starts the import of the same kept file
+(validated again), `import_job_discard` deletes it. A kept file nobody confirms is deleted after
+a day (`imports_sweep`, the one sweep of kept uploads).
 """
 
 from __future__ import annotations
@@ -21,16 +24,17 @@ import logging
 import secrets
 import shutil
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from pathlib import Path, PurePath
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.files.uploadedfile import UploadedFile
 from django.http import Http404
 
+from annotation.services import responses_import
 from core.problems import InputError, Problem
 from core.responses import ImportSummary, Upload
 from core.tabular import grouped, size_over_limit
@@ -40,23 +44,56 @@ from studies.models import Study
 from studies.services import items_import
 
 from .models import ImportJob
-from .services import responses_import
 
 log = logging.getLogger(__name__)
 
 DATA = "data"  # the uploaded file, in the job's folder; the maps beside it under their names
 MAPS = ("item_map", "value_map")
 FOLDER_MAX_AGE_S = 24 * 3600  # a folder left by a job that never ran (its row deleted, say)
+# The annotators a check's preview lists (in the job's summary): every one of a file of the
+# browser's size but the largest crowd studies, whose page says how many are not listed.
+PREVIEW_ANNOTATORS = 1000
 
 
-def import_is_large(upload: UploadedFile) -> bool:
+def import_is_large(upload: UploadedFile[Any]) -> bool:
     """Tell whether an upload is imported by a background job rather than at once."""
-    return (upload.size or 0) > settings.CONCORD_IMPORT_SYNC_MAX_BYTES
+    return _large(upload.size or 0)
 
 
-def import_job_create(*, study: Study, user: AbstractBaseUser | None, what: str,
-                      upload: UploadedFile, options: Mapping[str, Any] | None = None,
-                      maps: Mapping[str, UploadedFile | None] | None = None,
+def _large(size: int) -> bool:
+    return size > settings.CONCORD_IMPORT_SYNC_MAX_BYTES
+
+
+def import_job_run(*, job: ImportJob) -> ImportJob:
+    """Run a new job: at once, in this request, when its file is small (the returned copy is
+    done or failed), by a worker when it is large (sent once the transaction commits).
+
+    A web process that dies in the middle of a small one leaves a job the periodic sweep sends
+    to a worker (`jobs.sweep`), like a large one whose sending failed.
+    """
+    if _large(job.size_bytes):
+        _enqueue(job)
+        return job
+    return import_job_execute(job_id=job.pk)
+
+
+def import_job_ran_at_once(*, job: ImportJob) -> bool:
+    """Tell whether `import_job_run` ran this job in the request (its file is small)."""
+    return not _large(job.size_bytes)
+
+
+def upload_read(file: UploadedFile[Any], *, max_bytes: int | None = None) -> Upload:
+    """Read an uploaded file, refusing one over the size limit before reading it."""
+    limit = settings.CONCORD_MAX_UPLOAD_BYTES if max_bytes is None else max_bytes
+    name, size = file.name or "", file.size or 0
+    if size > limit:
+        raise InputError([Problem(name, None, None, size_over_limit(size, limit=limit))])
+    return Upload(PurePath(name).name, file.read())
+
+
+def import_job_create(*, study: Study, user: User | None, what: str,
+                      upload: UploadedFile[Any], options: Mapping[str, Any] | None = None,
+                      maps: Mapping[str, UploadedFile[Any] | None] | None = None,
                       dry_run: bool = False, enqueue: bool = True) -> ImportJob:
     """Keep an upload (and its map files) under IMPORTS_DIR, record a queued job, and send its
     task once the transaction commits.
@@ -98,7 +135,7 @@ def _enqueue(job: ImportJob) -> None:
     job_enqueue(job=job, refused=functools.partial(_forget, job))
 
 
-def import_job_confirm(*, job: ImportJob, user: AbstractBaseUser | None,
+def import_job_confirm(*, job: ImportJob, user: User | None,
                        enqueue: bool = True) -> ImportJob:
     """Start the import of the file a finished check kept (a new job); 404 when it was already
     confirmed or cancelled.
@@ -158,6 +195,7 @@ def import_job_execute(*, job_id: int) -> ImportJob:
             job_progress(model=ImportJob, job_id=job.pk,
                          progress=min(99, max(1, round(100 * fraction))), message=message)
 
+    summary: dict[str, Any]
     try:
         if job.dry_run:
             result = _responses(job, folder, report)
@@ -167,7 +205,7 @@ def import_job_execute(*, job_id: int) -> ImportJob:
         elif job.what == ImportJob.What.ITEMS:
             count = items_import(study=job.study, data=(folder / DATA).read_bytes(),
                                  filename=job.filename, progress=report)
-            summary: dict[str, Any] = {"items": count}
+            summary = {"items": count}
             message = f"Imported {grouped(count)} items from {job.filename}."
         else:
             result = _responses(job, folder, report)
@@ -202,7 +240,8 @@ def import_job_problems(*, job: ImportJob) -> InputError | None:
     return InputError([Problem(*row) for row in job.problems], omitted=job.omitted)
 
 
-def _responses(job: ImportJob, folder: Path, report) -> ImportSummary:
+def _responses(job: ImportJob, folder: Path,
+               report: Callable[[float, str], None]) -> ImportSummary:
     options = job.options
     names = options.get("maps", {})
     maps = {name: Upload(names[name], (folder / name).read_bytes()) if name in names else None
@@ -213,15 +252,17 @@ def _responses(job: ImportJob, folder: Path, report) -> ImportSummary:
             study=job.study, data=data, filename=job.filename,
             fmt=options["fmt"], annotator_column=options.get("annotator_column") or None,
             meta_columns=options.get("meta_columns", ()), dry_run=job.dry_run,
-            progress=report, **maps)
+            progress=report, item_map=maps["item_map"], value_map=maps["value_map"])
 
 
 def _summary(summary: ImportSummary) -> dict[str, Any]:
-    """Return what the job page shows of a response import (not the per-annotator list)."""
+    """Return what the job page shows of a response import: the counts, and a check's first
+    `PREVIEW_ANNOTATORS` annotators (``annotator_list``)."""
     fields = asdict(summary)
-    fields.pop("annotators")
+    annotators = fields.pop("annotators")
+    shown = {} if summary.imported else {"annotator_list": annotators[:PREVIEW_ANNOTATORS]}
     return {**fields, "annotators": len(summary.annotators),
-            "warnings": list(summary.warnings)}
+            "warnings": list(summary.warnings), **shown}
 
 
 def _folder(job: ImportJob) -> Path | None:
@@ -243,8 +284,8 @@ def imports_sweep() -> int:
     file nobody confirmed, a folder whose job is gone); return how many. A check whose file
     is deleted no longer offers *Confirm import* (its confirmation answers 404).
 
-    Run when a large file is uploaded and every hour by Celery beat
-    (`annotation.tasks.sweep_imports`)."""
+    Run when a file is uploaded and every hour by Celery beat
+    (`imports.tasks.sweep_imports`)."""
     root = Path(settings.IMPORTS_DIR)
     if not root.is_dir():
         return 0

@@ -1,4 +1,4 @@
-"""Forms of the researcher's response-import page."""
+"""Forms of the imports: the response-import page and the upload of a methods bundle to replay."""
 
 from __future__ import annotations
 
@@ -35,3 +35,12 @@ class ResponseImportForm(forms.Form):
     def clean_meta_columns(self) -> list[str]:
         return [line.strip() for line in self.cleaned_data["meta_columns"].splitlines()
                 if line.strip()]
+
+
+class BundleImportForm(forms.Form):
+    file = forms.FileField(label="Methods bundle (zip)",
+                           help_text="The zip the study's bundle export writes "
+                                     "(…-bundle.zip).")
+    slug = forms.SlugField(max_length=60, required=False, label="New slug",
+                           help_text="Lower-case letters, digits and dashes. Empty: the "
+                                     "bundle's own slug, if no study has it.")

@@ -1,10 +1,17 @@
+from argparse import ArgumentParser
+from typing import Any
+
 from django.core.management.base import BaseCommand, CommandError
 
 from core.metrics.formats import FORMATS
 from core.problems import Collector, InputError
+from studies.management.commands._common import (
+    add_max_bytes,
+    cli_max_bytes,
+    get_study,
+    read_file,
+)
 from studies.services import coref_items_import, items_import
-
-from ._common import add_max_bytes, cli_max_bytes, get_study, read_file
 
 
 class Command(BaseCommand):
@@ -16,7 +23,7 @@ class Command(BaseCommand):
         "is imported."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("slug")
         parser.add_argument("file", help="the item file, or the gold annotation with --system")
         parser.add_argument("--system", help="the system annotation (coreference items)")
@@ -24,13 +31,14 @@ class Command(BaseCommand):
                             help="the format of GOLD and SYS (required with --system)")
         add_max_bytes(parser)
 
-    def handle(self, *args, slug, file, system=None, fmt=None, max_bytes=None, **options):
+    def handle(self, *args: Any, slug: str, file: str, system: str | None = None,
+               fmt: str | None = None, max_bytes: int | None = None, **options: Any) -> None:
         if (system is None) != (fmt is None):
             raise CommandError("--system and --format go together (coreference items)")
         study = get_study(slug)
         warnings = Collector(file)
         try:
-            if system is None:
+            if system is None or fmt is None:  # neither, by the check above
                 count = items_import(study=study, data=read_file(file), filename=file,
                                      max_bytes=cli_max_bytes(max_bytes))
             else:

@@ -19,13 +19,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.store import AnnotatorRow, ResponseRow, responses_store
+from core.bundles import DEFINITION as BUNDLE_DEFINITION
 from core.bundles import Presentation, ZipLimits, bundle_members, revisions_parse
 from core.problems import InputError, Problem
 from studies.definitions import RESERVED_MESSAGE, RESERVED_SLUGS, SLUG, load_definition
 from studies.models import Study
 from studies.services import items_import, study_create_from_definition, study_event
-
-from .services import BUNDLE_DEFINITION
 
 ITEMS, REVISIONS = "items.csv", "revisions.csv"
 REQUIRED = (BUNDLE_DEFINITION, ITEMS, REVISIONS)

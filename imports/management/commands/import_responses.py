@@ -1,4 +1,6 @@
 import csv
+from argparse import ArgumentParser
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -27,7 +29,7 @@ class Command(BaseCommand):
         "is validated first; on any problem nothing is imported."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("slug")
         parser.add_argument("file")
         parser.add_argument("--format", dest="fmt", choices=FORMATS, required=True)
@@ -42,8 +44,9 @@ class Command(BaseCommand):
                             help="validate and summarise without importing")
         add_max_bytes(parser)
 
-    def handle(self, *args, slug, file, fmt, annotator_column, item_map, value_map, meta_columns,
-               dry_run, max_bytes=None, **options):
+    def handle(self, *args: Any, slug: str, file: str, fmt: str, annotator_column: str | None,
+               item_map: str | None, value_map: str | None, meta_columns: str, dry_run: bool,
+               max_bytes: int | None = None, **options: Any) -> None:
         study = get_study(slug)
         maps = {name: Upload(path, read_file(path)) if path else None
                 for name, path in (("item_map", item_map), ("value_map", value_map))}
@@ -54,7 +57,8 @@ class Command(BaseCommand):
                 summary = responses_import(
                     study=study, data=data, filename=file, fmt=fmt,
                     annotator_column=annotator_column, meta_columns=_columns(meta_columns),
-                    dry_run=dry_run, max_bytes=cli_max_bytes(max_bytes), **maps,
+                    dry_run=dry_run, max_bytes=cli_max_bytes(max_bytes),
+                    item_map=maps["item_map"], value_map=maps["value_map"],
                 )
         except InputError as exc:
             raise CommandError(exc.render()) from None
