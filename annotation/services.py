@@ -7,40 +7,31 @@ keeps the file as an `ImportJob` whatever its size and calls `responses_import`.
 
 from __future__ import annotations
 
-import io
 import json
 import math
 import uuid
 from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from pathlib import PurePath
-from typing import Any, BinaryIO
+from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, connections, router, transaction
-from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
-from core.problems import Collector
 from core.responses import (
     MAX_ACTIVE_MS,
-    Annotator,
-    ImportSummary,
-    Upload,
-    responses_parse,
-    responses_summarize,
 )
 from core.screening import item_correct
-from core.tabular import size_over_limit
 from studies.models import Assignment, Item, Participant, Question, Study
 from studies.services import pseudonyms_assign, screening_decide
 
-from .bulk import Progress, responses_import_copy
 from .models import Answer, Response
+from .reclaim import participant_return as participant_return  # callers find them here
+from .reclaim import participants_reclaim as participants_reclaim
+from .responses_import import responses_import as responses_import
 from .selectors import hot_cursor, revisable
-from .store import AnnotatorRow, ResponseRow, responses_store
 
 MAX_EVENTS = 500
 
@@ -113,41 +104,6 @@ def assignment_shown(*, assignment: Assignment) -> None:
         now = timezone.now()
         Assignment.objects.filter(pk=assignment.pk, shown_at__isnull=True).update(shown_at=now)
         assignment.shown_at = now
-
-
-def participants_reclaim(*, now: datetime | None = None) -> int:
-    """Reclaim the unanswered assignments of every participant who left them (one UPDATE).
-
-    A participant of an open study who has items left and has done nothing for
-    CONCORD_RECLAIM_AFTER_SECONDS (no consent, no item shown, no answer stored since) is marked
-    ``reclaimed_at``: their unanswered assignments stop counting towards their items' overlap
-    (`studies.services.participant_assign`), so the next participants get those items, and the
-    overlap counts answers. Nothing is deleted: their answers stay and count, and an answer they
-    send later is stored as any other (`response_submit` does not look at this mark); when they
-    come back, `participant_return` clears it. Returns how many participants were reclaimed.
-    """
-    now = now or timezone.now()
-    cutoff = now - timedelta(seconds=float(settings.CONCORD_RECLAIM_AFTER_SECONDS))
-    recent_show = Assignment.objects.filter(participant=OuterRef("pk"), shown_at__gte=cutoff)
-    recent_answer = Response.objects.filter(participant=OuterRef("pk"), received_at__gte=cutoff)
-    idle = (Participant.objects
-            .filter(study__status=Study.Status.OPEN, reclaimed_at__isnull=True,
-                    completed_at__isnull=True, created_at__lt=cutoff,
-                    n_assigned__gt=F("n_answered"))
-            .exclude(consented_at__gte=cutoff)
-            .exclude(Exists(recent_show))
-            .exclude(Exists(recent_answer)))
-    return idle.update(reclaimed_at=now)
-
-
-def participant_return(*, participant: Participant) -> None:
-    """A reclaimed participant is back: their unanswered items are theirs again (one UPDATE).
-
-    They carry on with their own list where they left it; an item someone else was given in the
-    meantime may then end with more than its k answers (kept: no answer is ever dropped)."""
-    if participant.reclaimed_at is not None:
-        Participant.objects.filter(pk=participant.pk).update(reclaimed_at=None)
-        participant.reclaimed_at = None
 
 
 @dataclass(frozen=True)
@@ -622,108 +578,3 @@ def _revise(*, participant: Participant, position: int, answers: Sequence[Answer
         return retry
     return SubmitResult(response_id=response.pk, created=True, answered=counts[0],
                         assigned=counts[1], revision=response.revision)
-
-
-# --- importing responses collected elsewhere ---------------------------------------------
-
-
-def responses_import(
-    *,
-    study: Study,
-    data: bytes | BinaryIO,
-    filename: str,
-    fmt: str,
-    annotator_column: str | None = None,
-    item_map: Upload | Mapping[str, str] | None = None,
-    value_map: Upload | Mapping[str, str] | None = None,
-    meta_columns: Sequence[str] = (),
-    dry_run: bool = False,
-    max_bytes: int | None = None,
-    progress: Progress | None = None,
-) -> ImportSummary:
-    """Validate a response file completely, then store it in one transaction (unless `dry_run`).
-
-    `progress(fraction, message)`, when given, is told how far the import has come (a
-    background import shows it, `imports.services`).
-
-    `max_bytes` is the size limit (the browser's upload limit by default; the command line has
-    its own, `CONCORD_CLI_MAX_BYTES`). ``data`` is the file's bytes or the file itself, opened
-    in binary and seekable: a long file on PostgreSQL is then read a chunk at a time (memory
-    independent of its size). On PostgreSQL a long file is loaded with COPY, streaming
-    (`annotation.bulk`); elsewhere, and for the wide format, it is parsed in memory and stored
-    with `bulk_create`. Both store the same rows.
-
-    Allowed whatever the study's status. Each annotator becomes a participant with
-    source "import" and external_id = the annotator id; an annotator already imported into the
-    study is an error naming them (re-importing never doubles nor silently overwrites answers).
-    Responses are stored annotator by annotator in order of first appearance, so the pseudonyms
-    A1, A2, … follow the file. Raises `InputError` listing every problem; nothing is written then.
-    """
-    notes: list[str] = []
-
-    def parse() -> list[Annotator]:
-        notes.clear()
-        return responses_parse(
-            data, filename=filename, fmt=fmt,
-            items=study.items.values_list("external_id", flat=True),
-            questions={q.key: q.values for q in study.question_list},
-            existing_annotators=Participant.objects.filter(
-                study=study, source=Participant.Source.IMPORT).values_list("external_id", flat=True),
-            annotator_column=annotator_column, item_map=item_map, value_map=value_map,
-            meta_columns=meta_columns, max_bytes=limit, warnings=notes,
-        )
-
-    limit = settings.CONCORD_MAX_UPLOAD_BYTES if max_bytes is None else max_bytes
-    if not isinstance(data, bytes) and not _loads_with_copy(fmt):
-        data = _read_within(data, limit, filename)  # parsed in memory: read it whole
-    if _loads_with_copy(fmt):
-        return responses_import_copy(
-            study=study, data=data, filename=filename, annotator_column=annotator_column,
-            item_map=item_map, value_map=value_map, meta_columns=meta_columns,
-            max_bytes=limit, dry_run=dry_run, progress=progress)
-    if progress:
-        progress(0.0, "reading the file")
-    if dry_run:
-        return replace(responses_summarize(parse(), filename=filename, fmt=fmt),
-                       warnings=tuple(notes))
-    with transaction.atomic():
-        # Serialise imports into one study, so two uploads of one annotator cannot both pass.
-        Study.objects.select_for_update().filter(pk=study.pk).values_list("pk").get()
-        annotators = parse()
-        if progress:
-            progress(0.5, f"storing the answers of {len(annotators)} annotators")
-        _responses_store(study=study, annotators=annotators, filename=filename)
-    return replace(responses_summarize(annotators, filename=filename, fmt=fmt), imported=True,
-                   warnings=tuple(notes))
-
-
-def _read_within(file: BinaryIO, limit: int, filename: str) -> bytes:
-    """Read a seekable file whole, refusing it unread when it is over ``limit`` bytes."""
-    size = file.seek(0, io.SEEK_END)
-    file.seek(0)
-    if size > limit:
-        errors = Collector(filename)
-        errors.add(size_over_limit(size, limit=limit))
-        errors.raise_if_any()
-    return file.read()
-
-
-def _loads_with_copy(fmt: str) -> bool:
-    """Load with COPY on PostgreSQL; a wide file (one row per annotator) is small."""
-    return fmt == "long" and connections[router.db_for_write(Response)].vendor == "postgresql"
-
-
-def _responses_store(*, study: Study, annotators: Sequence[Annotator], filename: str) -> None:
-    """Store the parsed annotators through `store.responses_store`: each becomes a participant,
-    their answered presentations responses in the file's order, so response ids and the
-    pseudonyms (given to the annotators with an answer) follow it."""
-    item_ids = dict(study.items.values_list("external_id", "id"))
-    rows = [ResponseRow(annotator=n, item_id=item_ids[x.item], presentation=x.presentation,
-                        position=x.position, cells=x.cells, active_ms=x.active_ms)
-            for n, a in enumerate(annotators)
-            for x in sorted(a.answers.values(), key=lambda x: (x.presentation, x.position or 0))
-            if x.stored]
-    responses_store(
-        study=study, responses=rows, label=f"imported from {PurePath(filename).name}",
-        annotators=[AnnotatorRow(external_id=a.external_id, meta=a.meta,
-                                 presented=len(a.answers)) for a in annotators])

@@ -291,7 +291,7 @@ CONCORD_SWEEP_SECONDS = envfloat("CONCORD_SWEEP_SECONDS", 15.0)
 # The live quality flags of open studies' participants (analysis.live), every
 # CONCORD_LIVE_QUALITY_SECONDS; 0 turns it off.
 CONCORD_LIVE_QUALITY_SECONDS = envfloat("CONCORD_LIVE_QUALITY_SECONDS", 60.0)
-# The reclaim of abandoned assignments (annotation.services.participants_reclaim) every
+# The reclaim of abandoned assignments (annotation.reclaim.participants_reclaim) every
 # CONCORD_RECLAIM_SWEEP_SECONDS: a participant who answered nothing and was shown nothing for
 # CONCORD_RECLAIM_AFTER_SECONDS leaves their unanswered items to new participants.
 CONCORD_RECLAIM_AFTER_SECONDS = envfloat("CONCORD_RECLAIM_AFTER_SECONDS", 2 * 3600.0)

@@ -7,7 +7,7 @@ CONCORD_IMPORT_SYNC_MAX_BYTES, and sends its task to a worker (once the transact
 larger one (within the browser's CONCORD_MAX_UPLOAD_BYTES). An item upload takes the same job
 when it is large (a small one is imported at once by the page). `import_job_execute` runs the
 very import the page and the commands run (`studies.services.items_import`,
-`annotation.services.responses_import`: the same checks, the same messages, one transaction,
+`annotation.responses_import`: the same checks, the same messages, one transaction,
 nothing written on any problem), records its progress, then either the summary or every problem,
 and deletes the folder whatever the outcome.
 
@@ -34,7 +34,7 @@ from django.contrib.auth.models import User
 from django.core.files.uploadedfile import UploadedFile
 from django.http import Http404
 
-from annotation.services import responses_import
+from annotation.responses_import import responses_import
 from core.problems import InputError, Problem
 from core.responses import ImportSummary, Upload
 from core.tabular import grouped, size_over_limit

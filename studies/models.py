@@ -329,7 +329,7 @@ class Participant(models.Model):
     binding = models.CharField(max_length=64, blank=True)
     # The n of the pseudonym "An": given at the participant's first stored answer, never changed.
     pseudonym_number = models.PositiveIntegerField(null=True, blank=True)
-    # Set by the periodic reclaim (annotation.services.participants_reclaim) when the participant
+    # Set by the periodic reclaim (annotation.reclaim.participants_reclaim) when the participant
     # left items unanswered for CONCORD_RECLAIM_AFTER_SECONDS: their unanswered assignments then
     # no longer count towards an item's overlap, so new participants get those items. Cleared
     # when they come back (their answers and their list of items stay theirs).

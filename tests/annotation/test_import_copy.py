@@ -12,7 +12,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 
-from annotation import services
+from annotation import responses_import as responses_import_module
 from annotation.models import Answer, Response
 from annotation.services import responses_import
 from core.problems import InputError
@@ -73,7 +73,7 @@ def postgres():
 
 def test_it_stores_the_same_rows_with_copy_as_in_memory(postgres, make_study, alice, monkeypatch):
     copied, copy_summary = load(make_study, alice, "copied")
-    monkeypatch.setattr(services, "_loads_with_copy", lambda fmt: False)
+    monkeypatch.setattr(responses_import_module, "_loads_with_copy", lambda fmt: False)
     memory, memory_summary = load(make_study, alice, "memory")
     assert stored(copied) == stored(memory)
     assert copy_summary == memory_summary
@@ -100,7 +100,7 @@ def test_a_file_read_a_chunk_at_a_time_stores_what_its_bytes_store(make_study, a
     if copy:
         require(connection.vendor == "postgresql", "the COPY path is PostgreSQL's")
     else:
-        monkeypatch.setattr(services, "_loads_with_copy", lambda fmt: False)
+        monkeypatch.setattr(responses_import_module, "_loads_with_copy", lambda fmt: False)
     from_bytes, bytes_summary = load(make_study, alice, "bytes")
     monkeypatch.setattr(TextFile, "CHUNK", 16)
     from_file, file_summary = load(make_study, alice, "file", as_file=True)
@@ -157,7 +157,7 @@ def test_it_reports_the_same_problems_with_copy_as_in_memory(postgres, make_stud
                                                                monkeypatch):
     copied = problems(make_study, alice, "bad-copy")
     assert problems(make_study, alice, "bad-copy-file", as_file=True) == copied
-    monkeypatch.setattr(services, "_loads_with_copy", lambda fmt: False)
+    monkeypatch.setattr(responses_import_module, "_loads_with_copy", lambda fmt: False)
     assert copied == problems(make_study, alice, "bad-memory")
     assert copied == problems(make_study, alice, "bad-memory-file", as_file=True)
 

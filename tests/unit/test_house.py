@@ -96,7 +96,7 @@ ALLOWED_UNTYPED_AT_START = {
     "studies.management.commands._common", "studies.management.commands.create_researcher",
     "studies.management.commands.create_study", "studies.management.commands.generate_controls",
     "studies.management.commands.import_items", "studies.models", "studies.selectors",
-    "studies.services", "studies.templatetags.coref", "studies.views",
+    "studies.services", "studies.templatetags.coref", "studies.views.*",
 }
 
 

@@ -4,7 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.services import responses_import
+from annotation.responses_import import responses_import
 from core.problems import InputError
 from core.responses import FORMATS, Upload
 from studies.management.commands._common import (

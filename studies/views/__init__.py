@@ -1,0 +1,58 @@
+"""The researcher's pages, one module per family: a study and its settings (`study`), its
+lists of items and participants (`lists`), its sharing (`sharing`). The URLs name them here."""
+
+from __future__ import annotations
+
+from .lists import (
+    item_delete_view,
+    item_detail,
+    item_edit,
+    items_upload,
+    participant_action,
+    participants_list,
+)
+from .sharing import (
+    member_remove_view,
+    member_role,
+    sharing,
+)
+from .study import (
+    controls_add,
+    definition_download,
+    invite,
+    preview,
+    study_clone_view,
+    study_delete_view,
+    study_detail,
+    study_history,
+    study_index,
+    study_new,
+    study_new_from_definition,
+    study_set_status,
+    study_settings,
+)
+
+__all__ = [
+    "controls_add",
+    "definition_download",
+    "invite",
+    "item_delete_view",
+    "item_detail",
+    "item_edit",
+    "items_upload",
+    "member_remove_view",
+    "member_role",
+    "participant_action",
+    "participants_list",
+    "preview",
+    "sharing",
+    "study_clone_view",
+    "study_delete_view",
+    "study_detail",
+    "study_history",
+    "study_index",
+    "study_new",
+    "study_new_from_definition",
+    "study_set_status",
+    "study_settings",
+]
