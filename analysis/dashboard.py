@@ -15,15 +15,10 @@ from functools import cached_property
 from typing import Any
 
 from core.results import LARGEST_GAPS
+from core.rules import rule_labels
 from core.settings import LEVELS, RULES
 
-RULE_LABELS = {
-    "slow": "Slow",
-    "low_variance": "Low variance",
-    "high_random": "High on random controls",
-    "disagreeable": "Disagreeable",
-    "sentiment": "Sentiment-driven",
-}
+RULE_LABELS = rule_labels("heuristics")  # the one table of the rules: core.rules
 BASELINE = "Baseline (no filter)"
 
 
@@ -240,12 +235,7 @@ def _annotator_key(name: str) -> tuple[int, str]:
 
 # --------------------------------------------------------------------------- quality sections
 
-QUALITY_RULE_LABELS = {
-    "too_fast": "Too fast",
-    "attention": "Attention checks",
-    "straight_lining": "Straight-lining",
-    "duplicate_inconsistency": "Duplicate inconsistency",
-}
+QUALITY_RULE_LABELS = rule_labels("quality")
 COMPETENCE_LABELS = {"dawid_skene": "Dawid–Skene", "mace": "MACE"}
 
 

@@ -8,6 +8,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from core.rules import rule_tests
 from core.settings import RULES
 
 from ..dashboard import rule_name, rule_set_name
@@ -34,13 +35,8 @@ from .vega import (
     _valid,
 )
 
-RULE_TESTS = {  # what the value is, and the test that flags (docs/statistics/heuristics.md)
-    "slow": ("mean s", ">"),
-    "low_variance": ("std", "<"),
-    "high_random": ("controls − others", ">"),
-    "disagreeable": ("share", ">"),
-    "sentiment": ("std", ">"),
-}
+# What each heuristic's value is, and the test that flags (core.rules, the one table).
+RULE_TESTS = rule_tests("heuristics")
 
 
 
