@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
@@ -23,7 +24,7 @@ from .models import Answer, Response
 from .services import responses_import
 
 
-class ImportSerializer(serializers.Serializer):
+class ImportSerializer(serializers.Serializer[Any]):
     file = serializers.FileField(help_text="A response file (docs/importing-responses.md).")
     format = serializers.ChoiceField(choices=FORMATS, help_text="`long` (one row per answer) or "
                                      "`wide` (one row per annotator, one column per item).")
@@ -32,7 +33,7 @@ class ImportSerializer(serializers.Serializer):
                                        help_text="Check and summarise, store nothing.")
 
 
-class AnswerSerializer(serializers.ModelSerializer):
+class AnswerSerializer(serializers.ModelSerializer[Answer]):
     question = serializers.CharField(source="question.key")
 
     class Meta:
@@ -40,7 +41,7 @@ class AnswerSerializer(serializers.ModelSerializer):
         fields = ["question", "value", "missing", "comment"]
 
 
-class ResponseSerializer(serializers.ModelSerializer):
+class ResponseSerializer(serializers.ModelSerializer[Response]):
     participant = serializers.IntegerField(source="participant_id")
     item = serializers.CharField(source="item.external_id")
     role = serializers.CharField(source="item.role", read_only=True,
@@ -54,14 +55,15 @@ class ResponseSerializer(serializers.ModelSerializer):
                   "is_current", "answers", "active_ms", "source", "received_at"]
 
 
-class ResponseViewSet(StudyScopedMixin, mixins.ListModelMixin, viewsets.GenericViewSet):
+class ResponseViewSet(StudyScopedMixin, mixins.ListModelMixin,
+                       viewsets.GenericViewSet[Response]):
     """Every stored response (each revision; ``is_current`` marks the one that counts)."""
 
     serializer_class = ResponseSerializer
     filterset_fields = ["participant", "presentation", "is_current"]
     queryset = Response.objects.none()
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[Response]:
         if self.schema_only():
             return Response.objects.none()
         return (Response.objects.filter(participant__study=self.study())

@@ -12,7 +12,7 @@ class AnnotationConfig(AppConfig):
 
         from .selectors import questions_forget
 
-        def forget(sender, instance, **kwargs) -> None:
+        def forget(sender: type[Question], instance: Question, **kwargs: object) -> None:
             questions_forget(study_id=instance.study_id)
 
         # weak=False: a signal holds its receivers weakly, and this function lives nowhere else.

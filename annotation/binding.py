@@ -16,6 +16,7 @@ MTurk's ``assignmentId`` (the same as at the first visit).  Otherwise it gets a 
 from __future__ import annotations
 
 import secrets
+from collections.abc import Mapping
 
 from django.core import signing
 from django.http import HttpRequest
@@ -28,7 +29,7 @@ HEADER = "HTTP_X_CONCORD_BINDING"
 BOUND_SOURCES = (Participant.Source.PROLIFIC, Participant.Source.MTURK)
 COOKIE_MAX_AGE = 60 * 60 * 24 * 30
 # What only the platform gives a participant's session, per source (compared with the first visit).
-PROOF = {Participant.Source.PROLIFIC: "SESSION_ID", Participant.Source.MTURK: "assignmentId"}
+PROOF: dict[str, str] = {Participant.Source.PROLIFIC: "SESSION_ID", Participant.Source.MTURK: "assignmentId"}
 
 
 def cookie_name(participant: Participant) -> str:
@@ -75,7 +76,7 @@ def participant_bind(participant: Participant) -> bool:
     return bool(won)
 
 
-def platform_proof_matches(participant: Participant, params) -> bool:
+def platform_proof_matches(participant: Participant, params: Mapping[str, str]) -> bool:
     """Whether the link brings the same platform session as the participant's first visit."""
     key = PROOF.get(participant.source)
     expected = participant.meta.get(key, "") if key else ""

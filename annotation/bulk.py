@@ -21,7 +21,7 @@ import io
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import PurePath
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 from django.db import connections, router, transaction
 from django.utils import timezone
@@ -133,7 +133,9 @@ def _import(*, study: Study, data: bytes | BinaryIO, filename: str, annotator_co
                 for row, cells in stream.rows:
                     rows += 1
                     if read and rows % PROGRESS_ROWS == 0:
-                        progress(0.8 * min(1.0, read(row.line)), f"{grouped(rows)} rows read")
+                        # `read` is set only with a progress callback.
+                        cast(Progress, progress)(0.8 * min(1.0, read(row.line)),
+                                                 f"{grouped(rows)} rows read")
                     if not row.external:
                         continue
                     who = annotators.get(row.external)

@@ -5,16 +5,20 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from functools import cache
 from statistics import median
+from typing import Any, cast
 
 from django.conf import settings
 from django.db import connections, router
+from django.db.backends.utils import CursorWrapper
 from django.db.models import Count, Model
 from django.db.models.base import ModelState
+from django.db.models.expressions import Col
 from django.http import Http404
 
 from studies.models import Assignment, Item, Participant, Question, Study
@@ -33,7 +37,7 @@ PREPARE_AFTER = 2
 
 
 @contextmanager
-def hot_cursor(alias: str) -> Iterator:
+def hot_cursor(alias: str) -> Iterator[CursorWrapper]:
     """Yield a cursor for the questionnaire's few hot statements (this module and services.py).
 
     On PostgreSQL it binds parameters on the server, so psycopg prepares a statement the
@@ -56,9 +60,17 @@ def hot_cursor(alias: str) -> Iterator:
     if raw.prepare_threshold is None:
         raw.prepare_threshold = PREPARE_AFTER
     with connection.wrap_database_errors:
-        cursor = ServerBindingCursor(raw)
-    with connection.make_cursor(cursor) as wrapped:
+        # The stubs give ServerBindingCursor no base but Django's mixin; it is a psycopg Cursor.
+        server_cursor = ServerBindingCursor(raw)  # type: ignore[call-arg]
+    # make_cursor wraps a database cursor; the stubs have it take the wrapper already.
+    with connection.make_cursor(server_cursor) as wrapped:  # type: ignore[arg-type]
         yield wrapped
+
+
+# A row's converters of one column: its index, the converter functions and the column.
+_Converters = tuple[int, tuple[Callable[[Any, Col, Any], Any], ...], Col]
+# One model of a joined row: the model, its attnames, its columns' slice and their converters.
+_Reader = tuple[type[Model], list[str], int, int, tuple[_Converters, ...]]
 
 
 @dataclass(frozen=True)
@@ -67,9 +79,9 @@ class _Joined:
 
     alias: str
     columns: str
-    readers: tuple[tuple, ...]  # (model, attnames, start, stop, [(index, converters, col)])
+    readers: tuple[_Reader, ...]  # (model, attnames, start, stop, [(index, converters, col)])
 
-    def instances(self, row) -> list[Model | None]:
+    def instances(self, row: Sequence[Any]) -> list[Model | None]:
         """The row's models in order (None for a LEFT JOIN's missing row)."""
         connection = connections[self.alias]
         row = list(row)
@@ -88,17 +100,19 @@ class _Joined:
 def _joined(alias: str, *models: tuple[type[Model], str]) -> _Joined:
     connection = connections[alias]
     columns: list[str] = []
-    readers = []
+    readers: list[_Reader] = []
     for model, short in models:
         fields = model._meta.concrete_fields
         start = len(columns)
-        converters = []
+        converters: list[_Converters] = []
         for offset, field in enumerate(fields):
             col = field.get_col(model._meta.db_table)
             functions = connection.ops.get_db_converters(col) + field.get_db_converters(connection)
             if functions:
                 converters.append((start + offset, tuple(functions), col))
-        columns += [f"{short}.{connection.ops.quote_name(field.column)}" for field in fields]
+        # A concrete field always has a column.
+        columns += [f"{short}.{connection.ops.quote_name(cast(str, field.column))}"
+                    for field in fields]
         readers.append((model, [f.attname for f in fields], start, len(columns), tuple(converters)))
     return _Joined(alias, ", ".join(columns), tuple(readers))
 
@@ -128,11 +142,11 @@ def _link_query(alias: str) -> tuple[str, _Joined]:
 # its study. Each request gets its own instances, built from the stored field values without
 # decoding anything: the values are shared and only ever read.
 QUESTIONS_CACHED = 512  # studies per process
-_questions: OrderedDict[tuple, tuple[dict, ...]] = OrderedDict()
+_questions: OrderedDict[tuple[str, int, datetime], tuple[dict[str, Any], ...]] = OrderedDict()
 _questions_lock = threading.Lock()
 
 
-def _question_copy(fields: dict, study: Study, alias: str) -> Question:
+def _question_copy(fields: dict[str, Any], study: Study, alias: str) -> Question:
     question = Question.__new__(Question)
     question.__dict__.update(fields)
     question._state = ModelState()
@@ -191,7 +205,8 @@ def participant_by_token(*, token: str) -> Participant:
         row = cursor.fetchone()
     if row is None:
         raise Http404("No such link")
-    participant, study = joined.instances(row)
+    # The link query's models, in its order (a list at runtime).
+    participant, study = cast("tuple[Participant, Study]", joined.instances(row))
     Participant.study.field.set_cached_value(participant, study)
     study.__dict__["question_list"] = study_questions(study=study, alias=alias)  # cached_property
     return participant
@@ -206,7 +221,8 @@ def next_assignment(*, participant: Participant) -> Assignment | None:
         row = cursor.fetchone()
     if row is None:
         return None
-    assignment, item = joined.instances(row)
+    # The resume query's models, in its order (a list at runtime).
+    assignment, item = cast("tuple[Assignment, Item]", joined.instances(row))
     Assignment.item.field.set_cached_value(assignment, item)
     Assignment.participant.field.set_cached_value(assignment, participant)
     return assignment
@@ -218,7 +234,8 @@ def assignment_at(*, participant: Participant, position: int) -> Assignment | No
             .filter(participant=participant, position=position).first())
 
 
-def current_answers(*, participant: Participant, assignment: Assignment) -> dict | None:
+def current_answers(*, participant: Participant,
+                    assignment: Assignment) -> dict[str, dict[str, Any]] | None:
     """Return the current answers of a presentation as ``{question key: {value, missing,
     comment}}``, or None when it has no answer yet. One query."""
     from .models import Answer
@@ -265,10 +282,11 @@ def study_item_seconds(*, study: Study) -> float:
     number of questions. Screening and check items are left out of the median: a few known
     answers, often short, would make the whole study look quicker than it is. One query.
     """
-    times = list(Response.objects.filter(
+    # Not null, by the filter.
+    times = cast("list[int]", list(Response.objects.filter(
         participant__study_id=study.pk, revision=1, source=Response.Source.APP,
         item__role=Item.Role.MAIN, active_ms__isnull=False)
-        .order_by("-id").values_list("active_ms", flat=True)[:ESTIMATE_SAMPLE])
+        .order_by("-id").values_list("active_ms", flat=True)[:ESTIMATE_SAMPLE]))
     if len(times) >= ESTIMATE_MIN_ANSWERS:
         return median(times) / 1000
     per_question = settings.CONCORD_ITEM_SECONDS.get(study.display, 20)

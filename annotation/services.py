@@ -14,10 +14,11 @@ from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.db import IntegrityError, connections, router, transaction
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.utils import timezone
 
 from core.responses import (
@@ -75,7 +76,7 @@ class SubmitResult:
         return self.answered >= self.assigned
 
 
-def clean_events(events: Any) -> list[list]:
+def clean_events(events: Any) -> list[list[str | int]]:
     """Return the raw timing events as small ``[type, ms]`` pairs, or refuse them (400).
 
     The page sends at most a few dozen ``["shown", 0]``-like pairs; anything else (not a list,
@@ -86,7 +87,7 @@ def clean_events(events: Any) -> list[list]:
         return []
     if not isinstance(events, list) or len(events) > MAX_EVENTS:
         raise AnswerRejected(f"events must be a list of at most {MAX_EVENTS} [type, ms] pairs")
-    out: list[list] = []
+    out: list[list[str | int]] = []
     for event in events:
         if not (isinstance(event, (list, tuple)) and len(event) == 2
                 and isinstance(event[0], str) and len(event[0]) <= 20 and event[0].isprintable()
@@ -338,14 +339,15 @@ def _answer_records(answers: Sequence[AnswerInput]) -> str:
                       ensure_ascii=False, allow_nan=False)
 
 
-def _store(connection, response: list, answers: Sequence[AnswerInput],
-           count: list) -> tuple[int, int, int, int | None] | None:
+def _store(connection: BaseDatabaseWrapper, response: list[Any], answers: Sequence[AnswerInput],
+           count: list[Any]) -> tuple[int, int, int, int | None] | None:
     """Insert a first answer and count it atomically; return (id, answered, assigned, pseudonym
     number) or None."""
     if connection.vendor == "postgresql":
         with hot_cursor(connection.alias) as cursor:
             cursor.execute(_SUBMIT_PG_SQL, response + [_answer_records(answers)] + count)
-            return cursor.fetchone()
+            # The statement's one row: (id, answered, assigned, pseudonym number), or none.
+            return cast("tuple[int, int, int, int | None] | None", cursor.fetchone())
     with connection.cursor() as cursor:
         with transaction.atomic(using=connection.alias):
             cursor.execute(_INSERT_SQL, response)
@@ -365,7 +367,7 @@ def response_submit(
     answers: Mapping[str, Any],
     client_id: uuid.UUID,
     active_ms: int | None,
-    events: list | None = None,
+    events: list[Any] | None = None,
 ) -> SubmitResult:
     """Store one item's answers (every question) at `position` of the assignment, exactly once.
 
@@ -488,7 +490,7 @@ def check_warning(*, participant: Participant) -> bool:
     return True
 
 
-def _retried(connection, db_client_id: Any, *, participant: Participant,
+def _retried(connection: BaseDatabaseWrapper, db_client_id: Any, *, participant: Participant,
              position: int) -> SubmitResult | None:
     """Return what this client id stored already (a retry), or None if it stored nothing."""
     with hot_cursor(connection.alias) as cursor:
@@ -504,7 +506,7 @@ def _retried(connection, db_client_id: Any, *, participant: Participant,
                         assigned=assigned, revision=revision)
 
 
-def _revise_pg(connection, *, participant: Participant, position: int,
+def _revise_pg(connection: BaseDatabaseWrapper, *, participant: Participant, position: int,
                params: dict[str, Any]) -> SubmitResult:
     """Return what this answer id stored already, or store it as the next revision of an
     answered position (one statement, `_REVISE_PG_SQL`; again when a concurrent revision won)."""
@@ -541,7 +543,7 @@ def _revise_pg(connection, *, participant: Participant, position: int,
 
 
 def _revise(*, participant: Participant, position: int, answers: Sequence[AnswerInput],
-            client_id: uuid.UUID, active_ms: int | None, events: list) -> SubmitResult:
+            client_id: uuid.UUID, active_ms: int | None, events: list[list[str | int]]) -> SubmitResult:
     """Store a changed answer as the next revision of an answered position (locked, atomic)."""
     try:
         with transaction.atomic():

@@ -10,7 +10,9 @@ import math
 import re
 import secrets
 import uuid
+from collections.abc import Callable, Mapping, Sequence
 from functools import wraps
+from typing import Any, Concatenate, ParamSpec, Protocol, cast
 
 from csp.constants import SELF
 from django.conf import settings
@@ -25,7 +27,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from core.responses import MAX_ACTIVE_MS
 from core.tabular import json_too_deep
-from studies.models import Participant, Study
+from studies.models import Assignment, Participant, Question, Study
 from studies.services import (
     StudyFull,
     participant_consent,
@@ -74,7 +76,7 @@ MTURK_FRAME_ANCESTORS = [SELF, "https://www.mturk.com", "https://workersandbox.m
 # of bench.answer_cost), so each annotator page's URL is reversed once per URLconf and script
 # prefix, with a placeholder for the token; a token that reverse() would quote is reversed as usual.
 _URL_TOKEN = "TOKEN-PLACEHOLDER"  # noqa: S105 - stands for a link's token in a URL
-_url_templates: dict[tuple, str] = {}
+_url_templates: dict[tuple[str, str, str], str] = {}
 _PLAIN_TOKEN = re.compile(r"[A-Za-z0-9_-]+")
 
 
@@ -95,28 +97,57 @@ def _go(request: HttpRequest, view: str, participant: Participant) -> HttpRespon
     return redirect(with_binding(url, getattr(request, "binding", None)))
 
 
+class AnnotatorRequest(HttpRequest):
+    """A request to an annotator page as `annotator_page` hands it on: with the link's binding
+    token (None for a participant that needs none) and the query that carries it ("" then)."""
+
+    binding: str | None
+    binding_query: str
+
+
+class _Framable(Protocol):
+    """A response whose content security policy a view changes (django-csp reads the attribute)."""
+
+    _csp_replace: dict[str, list[str]]
+
+
+P = ParamSpec("P")
+
+
+class AnnotatorPage(Protocol[P]):
+    """An annotator page as the URLconf calls it: the link's token (as a keyword, too), then
+    the view's own arguments."""
+
+    def __call__(self, request: HttpRequest, token: str, *args: P.args,
+                 **kwargs: P.kwargs) -> HttpResponse: ...
+
+
 def _taken(request: HttpRequest, study: Study, participant: Participant | None) -> HttpResponse:
     """Refuse a browser that cannot show it is the platform participant's own."""
     platform = participant.get_source_display() if participant else ""
     with translation.override(study.language):
         response = render(request, "annotation/taken.html",
                           {"study": study, "platform": platform}, status=403)
-    response._csp_replace = {"frame-ancestors": MTURK_FRAME_ANCESTORS}
+    cast(_Framable, response)._csp_replace = {"frame-ancestors": MTURK_FRAME_ANCESTORS}
     return response
 
 
-def annotator_page(view):
+def annotator_page(
+    view: Callable[Concatenate[AnnotatorRequest, Participant, P], HttpResponse],
+) -> AnnotatorPage[P]:
     """Resolve the link's participant, speak the study's language, allow MTurk framing."""
 
     @xframe_options_exempt
     @wraps(view)
-    def wrapper(request: HttpRequest, token: str, *args, **kwargs) -> HttpResponse:
+    def wrapper(request: HttpRequest, token: str, *args: P.args,
+                **kwargs: P.kwargs) -> HttpResponse:
         participant = participant_by_token(token=token)
         if participant.revoked_at is not None:
             with translation.override(participant.study.language):
                 return render(request, "annotation/closed.html",
                               {"study": participant.study, "revoked": True}, status=410)
         participant_return(participant=participant)  # back after a reclaim: carry on
+        request = cast(AnnotatorRequest, request)  # it gets its binding just below
         request.binding = None
         request.binding_query = ""
         if needs_binding(participant):
@@ -127,7 +158,7 @@ def annotator_page(view):
         with translation.override(participant.study.language):
             request.LANGUAGE_CODE = participant.study.language
             response = view(request, participant, *args, **kwargs)
-        response._csp_replace = {"frame-ancestors": MTURK_FRAME_ANCESTORS}
+        cast(_Framable, response)._csp_replace = {"frame-ancestors": MTURK_FRAME_ANCESTORS}
         return response
 
     return wrapper
@@ -135,7 +166,7 @@ def annotator_page(view):
 
 @require_http_methods(["GET", "POST"])
 @annotator_page
-def consent(request: HttpRequest, participant: Participant) -> HttpResponse:
+def consent(request: AnnotatorRequest, participant: Participant) -> HttpResponse:
     study = participant.study
     if request.method == "POST":
         participant_consent(participant=participant)
@@ -149,7 +180,7 @@ def consent(request: HttpRequest, participant: Participant) -> HttpResponse:
 
 @require_GET
 @annotator_page
-def instructions(request: HttpRequest, participant: Participant) -> HttpResponse:
+def instructions(request: AnnotatorRequest, participant: Participant) -> HttpResponse:
     if participant.consented_at is None:
         return _go(request, "consent", participant)
     if not participant.study.is_open:
@@ -161,7 +192,7 @@ def instructions(request: HttpRequest, participant: Participant) -> HttpResponse
 
 @require_GET
 @annotator_page
-def next_item(request: HttpRequest, participant: Participant) -> HttpResponse:
+def next_item(request: AnnotatorRequest, participant: Participant) -> HttpResponse:
     if participant.consented_at is None:
         return _go(request, "consent", participant)
     if participant.screening == Participant.Screening.FAILED:
@@ -187,7 +218,7 @@ def next_item(request: HttpRequest, participant: Participant) -> HttpResponse:
 
 @require_GET
 @annotator_page
-def item_at(request: HttpRequest, participant: Participant, position: int) -> HttpResponse:
+def item_at(request: AnnotatorRequest, participant: Participant, position: int) -> HttpResponse:
     """Show an item already answered again, with the current answers, to change them."""
     if participant.consented_at is None:
         return _go(request, "consent", participant)
@@ -205,8 +236,8 @@ def item_at(request: HttpRequest, participant: Participant, position: int) -> Ht
     return _item_page(request, participant, assignment, current=current)
 
 
-def _item_page(request: HttpRequest, participant: Participant, assignment,
-               current: dict | None, warn: bool = False) -> HttpResponse:
+def _item_page(request: HttpRequest, participant: Participant, assignment: Assignment,
+               current: dict[str, dict[str, Any]] | None, warn: bool = False) -> HttpResponse:
     study = participant.study
     return render(request, "annotation/item.html", {
         "study": study,
@@ -232,7 +263,7 @@ MAX_ANSWER_BYTES = 64 * 1024
 
 @require_POST
 @annotator_page
-def answer(request: HttpRequest, participant: Participant) -> HttpResponse:
+def answer(request: AnnotatorRequest, participant: Participant) -> HttpResponse:
     """Store one item's answers (JSON from the page's script, or a form post without script).
 
     JSON: ``{"position", "client_id", "answers": {key: {"value", "cant_judge", "comment"}},
@@ -272,7 +303,7 @@ class _Malformed(ValueError):
     """A field of an answer that cannot be read; the message names it."""
 
 
-def _payload(request: HttpRequest, wants_json: bool):
+def _payload(request: HttpRequest, wants_json: bool) -> Mapping[str, Any]:
     if not wants_json:
         return request.POST
     if len(request.body) > MAX_ANSWER_BYTES:
@@ -290,7 +321,7 @@ def _no_constant(name: str) -> float:
     raise _Malformed(f"{name} is not a number")
 
 
-def _whole(raw, name: str, *, low: int, high: int, clamp: bool = False,
+def _whole(raw: Any, name: str, *, low: int, high: int, clamp: bool = False,
            exact: bool = False) -> int:
     """Read a whole number field; out of range is an error (or, with ``clamp``, unknown).
 
@@ -311,7 +342,8 @@ def _whole(raw, name: str, *, low: int, high: int, clamp: bool = False,
     return int(number)
 
 
-def _answers(payload, questions, wants_json: bool) -> dict:
+def _answers(payload: Mapping[str, Any], questions: Sequence[Question],
+             wants_json: bool) -> dict[str, Any]:
     """Return {question key: answer} from a JSON payload or a form post."""
     if wants_json:
         answers = payload.get("answers")
@@ -320,7 +352,7 @@ def _answers(payload, questions, wants_json: bool) -> dict:
         if not isinstance(answers, dict):
             raise _Malformed("answers must map each question's key to its answer")
         return answers
-    out: dict[str, dict] = {}
+    out: dict[str, dict[str, Any]] = {}
     for question in questions:
         key = question.key
         value = payload.get(f"value:{key}", payload.get("value") if len(questions) == 1 else None)
@@ -329,7 +361,7 @@ def _answers(payload, questions, wants_json: bool) -> dict:
     return out
 
 
-def _json_list(raw: str | None) -> list:
+def _json_list(raw: str | None) -> list[Any]:
     if raw and json_too_deep(raw, 8):  # as the JSON answer's guard: json.loads recurses
         return []
     try:
@@ -339,8 +371,8 @@ def _json_list(raw: str | None) -> list:
     return value if isinstance(value, list) else []
 
 
-def _reject(request, wants_json: bool, participant: Participant, message: str, status: int,
-            study_status: str = ""):
+def _reject(request: HttpRequest, wants_json: bool, participant: Participant, message: str,
+            status: int, study_status: str = "") -> HttpResponse:
     if wants_json:
         body = {"stored": False, "error": message}
         if study_status:
@@ -397,7 +429,7 @@ def _screened_out(request: HttpRequest, participant: Participant) -> HttpRespons
 
 @require_GET
 @annotator_page
-def done(request: HttpRequest, participant: Participant) -> HttpResponse:
+def done(request: AnnotatorRequest, participant: Participant) -> HttpResponse:
     if participant.screening == Participant.Screening.FAILED:
         return _screened_out(request, participant)
     if participant.stopped_at is not None:

@@ -9,7 +9,9 @@ scale's option keys ("3", "0.5"), so `answer_for` turns them into the same strin
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import lru_cache
+from typing import Any
 
 from django import template
 from django.utils.safestring import SafeString, mark_safe
@@ -26,7 +28,7 @@ SHORT_LABEL = 30
 
 
 @register.simple_tag
-def answer_for(current: dict | None, key: str) -> dict:
+def answer_for(current: dict[str, dict[str, Any]] | None, key: str) -> dict[str, Any]:
     """Return a question's answer so far as the page shows it: value key, can't judge, comment."""
     answer = (current or {}).get(key) or {}
     value = answer.get("value")
@@ -54,7 +56,7 @@ def labels_fit(question: Question) -> bool:
 
 
 @register.filter
-def any_rubric(questions) -> bool:
+def any_rubric(questions: Iterable[Question]) -> bool:
     """Tell whether any of the questions has a rubric (the page then shows its rating guide)."""
     return any(question.rubric for question in questions)
 
