@@ -15,9 +15,11 @@ from __future__ import annotations
 import csv
 import io
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from annotation.models import Response
@@ -60,7 +62,7 @@ class DemoStudy:
     behaviours: dict[int, str]
 
 
-def _csv(rows: list[dict]) -> bytes:
+def _csv(rows: list[dict[str, object]]) -> bytes:
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=list(rows[0]))
     writer.writeheader()
@@ -68,14 +70,16 @@ def _csv(rows: list[dict]) -> bytes:
     return out.getvalue().encode()
 
 
-def _likert_items(rng: np.random.Generator, n: int) -> tuple[list[dict], dict[str, dict]]:
+def _likert_items(rng: np.random.Generator,
+                  n: int) -> tuple[list[dict[str, object]], dict[str, dict[str, Any]]]:
     """Return the coreference study's item rows and each item's annotation by item id.
 
     The random draws are those the demo always made (in the same order), so its items, metrics
     and answers stay what its frozen results were computed from; the annotation only adds what
     the page shows (`_coref_passage`).
     """
-    rows, annotations = [], {}
+    rows: list[dict[str, object]] = []
+    annotations: dict[str, dict[str, Any]] = {}
     for i in range(n):
         subject = _SUBJECTS[i % len(_SUBJECTS)]
         action = _ACTIONS[i % len(_ACTIONS)][0]
@@ -96,7 +100,8 @@ def _likert_items(rng: np.random.Generator, n: int) -> tuple[list[dict], dict[st
     return rows, annotations
 
 
-def _coref_passage(name: str, subject: str, action: str, when: str, errors: int) -> dict:
+def _coref_passage(name: str, subject: str, action: str, when: str,
+                   errors: int) -> dict[str, Any]:
     """Return a demo passage's gold and system coreference, as an imported item stores them.
 
     Gold: the subject and its two later mentions are one chain, the town's two mentions
@@ -133,8 +138,8 @@ def _coref_passage(name: str, subject: str, action: str, when: str, errors: int)
     return coref_annotation(document([subject_chain, town]), document(system), tokens=None)
 
 
-def _pair_items(rng: np.random.Generator, n: int, n_controls: int) -> list[dict]:
-    rows = []
+def _pair_items(rng: np.random.Generator, n: int, n_controls: int) -> list[dict[str, object]]:
+    rows: list[dict[str, object]] = []
     for i in range(n):
         subject = _SUBJECTS[i % len(_SUBJECTS)]
         a, b = _ACTIONS[(i // len(_SUBJECTS)) % len(_ACTIONS)]
@@ -153,8 +158,8 @@ def _pair_items(rng: np.random.Generator, n: int, n_controls: int) -> list[dict]
     return [rows[k] for k in order]
 
 
-def _answer(behaviour: str, truth: float, values: list[int], rng, *, control: bool,
-            repeat: bool) -> int:
+def _answer(behaviour: str, truth: float, values: list[int], rng: np.random.Generator, *,
+            control: bool, repeat: bool) -> int:
     lo, hi = values[0], values[-1]
     if behaviour == "random":
         return int(rng.integers(lo, hi + 1))
@@ -168,7 +173,8 @@ def _answer(behaviour: str, truth: float, values: list[int], rng, *, control: bo
 
 
 @transaction.atomic
-def demo_study(*, owner, slug: str, preset: str, seed: int = 7, complete: bool = True) -> DemoStudy:
+def demo_study(*, owner: User, slug: str, preset: str, seed: int = 7,
+               complete: bool = True) -> DemoStudy:
     """Create one demo study, invite the planted annotators and store their answers."""
     rng = np.random.default_rng(seed)
     likert = preset == "likert-0-7-coref"
@@ -206,7 +212,7 @@ def demo_study(*, owner, slug: str, preset: str, seed: int = 7, complete: bool =
             truth[pk] = float(rng.uniform(values[0] + 1, values[-1]))
     participants = participants_invite(study=study, count=len(BEHAVIOURS), label="demo")
     behaviours = {}
-    rows = []
+    responses: list[ResponseRow] = []
     for n, (p, behaviour) in enumerate(zip(participants, BEHAVIOURS, strict=True)):
         behaviours[p.pk] = behaviour
         for a in p.assignments.order_by("position"):
@@ -219,7 +225,7 @@ def demo_study(*, owner, slug: str, preset: str, seed: int = 7, complete: bool =
                 # every other annotator's answers and times, stays that of the seed.
                 seconds = 0.15 + seconds % 0.15
             ms = int(seconds * 1000)
-            rows.append(ResponseRow(
+            responses.append(ResponseRow(
                 annotator=n, item_id=a.item_id, presentation=a.presentation, assignment_id=a.pk,
                 position=a.position, active_ms=ms, source=Response.Source.APP,
                 cells={question.key: Cell(float(value))},
@@ -228,7 +234,7 @@ def demo_study(*, owner, slug: str, preset: str, seed: int = 7, complete: bool =
     # Stored as the questionnaire would have: consented, counted, checks scored, and their
     # pseudonyms given in the order they answered (as the app gives them at a first answer).
     responses_store(study=study, annotators=[AnnotatorRow(participant=p) for p in participants],
-                    responses=rows, consented=True, checks_scored=True)
+                    responses=responses, consented=True, checks_scored=True)
     # One invitation left unused, for trying the questionnaire with a private link. Kept since
     # the open link came: participants' ids seed their assignment orders, so the next demo's
     # answers (and the frozen demo results) depend on this participant's id being taken.

@@ -100,7 +100,7 @@ def _tables() -> dict[str, str]:
             "item": Item._meta.db_table}
 
 
-def _stream(sql: str, params: list) -> Iterator[tuple]:
+def _stream(sql: str, params: list[int]) -> Iterator[tuple[Any, ...]]:
     """Yield the rows of a query READ_CHUNK at a time, through a server-side cursor on
     PostgreSQL (Django's `chunked_cursor`, the cursor of `.iterator()`): memory holds one chunk."""
     connection = connections[router.db_for_read(Response)]
@@ -118,10 +118,11 @@ def _aware(moment: Any) -> datetime:
         moment = parse_datetime(moment)
     if timezone.is_naive(moment):
         moment = timezone.make_aware(moment, UTC)
+    assert isinstance(moment, datetime)  # parsed, or read as one: a datetime by now
     return moment.astimezone(UTC)
 
 
-def response_rows(*, study: Study) -> Iterator[tuple]:
+def response_rows(*, study: Study) -> Iterator[tuple[object, ...]]:
     """Yield one tuple per stored answer of a current revision, in RESPONSE_COLUMNS order: one
     row per (annotator, item, presentation, question). Two queries.
 
@@ -137,7 +138,7 @@ def response_rows(*, study: Study) -> Iterator[tuple]:
                role)
 
 
-def revision_rows(*, study: Study) -> Iterator[tuple]:
+def revision_rows(*, study: Study) -> Iterator[tuple[object, ...]]:
     """Yield one tuple per stored answer of every revision, in REVISION_COLUMNS order. Two
     queries."""
     names = pseudonyms(study=study)
@@ -179,12 +180,12 @@ def matrix_columns(*, study: Study) -> tuple[list[str], dict[tuple[int, int, int
 
 
 def matrix_rows(*, study: Study, width: int,
-                index: dict[tuple[int, int, int], int]) -> Iterator[list]:
+                index: dict[tuple[int, int, int], int]) -> Iterator[list[object]]:
     """Yield one row per annotator (pseudonym first), blank where there is no value (a blank,
     "can't judge"). Two queries."""
     names = pseudonyms(study=study)
     current: int | None = None
-    row: list = []
+    row: list[object] = []
     for (pid, _, presentation, _, _, value, *_, item, question, _role) in _stream(
             _CURRENT_SQL, [study.pk]):
         if pid != current:
@@ -232,7 +233,7 @@ def item_columns(*, study: Study) -> list[str]:
     return header
 
 
-def _exported_meta(study: Study, meta: dict) -> dict:
+def _exported_meta(study: Study, meta: dict[str, Any]) -> dict[str, Any]:
     """Return the meta an import needs to rebuild the item.
 
     Sentence pairs get `sentiment_source` on import, and their VADER sentiments are computed
@@ -267,7 +268,7 @@ def item_rows(*, study: Study, header: list[str]) -> Iterator[dict[str, Any]]:
 # --- the pseudonym mapping ----------------------------------------------------------------------
 
 
-def pseudonym_rows(*, study: Study) -> list[tuple]:
+def pseudonym_rows(*, study: Study) -> list[tuple[str, str, str, str]]:
     """Return the researcher's key from pseudonyms to real annotator ids, in PSEUDONYM_COLUMNS
     order and pseudonym order. Two queries.
 

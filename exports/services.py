@@ -18,8 +18,9 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.template.loader import render_to_string
 from django.utils import timezone
@@ -47,6 +48,11 @@ from .selectors import (
     response_rows,
     revision_rows,
 )
+
+if TYPE_CHECKING:
+    import pyarrow as pa  # imported when a Parquet export runs (`responses_schema`)
+
+T = TypeVar("T")
 
 # what -> its formats, the first being the default.
 WHATS: dict[str, tuple[str, ...]] = {
@@ -143,10 +149,13 @@ def export_open(*, study: Study, what: str, fmt: str | None = None,
     elif what == "results":
         chunks = iter([_json_bytes(document)])
     elif what == "labels":
+        assert document is not None  # a result export (RESULT_EXPORTS): read above
         chunks = _labels_chunks(document, fmt, tally)
     elif what == "gaps":
+        assert document is not None  # a result export (RESULT_EXPORTS): read above
         chunks = _gaps_chunks(document, fmt, tally)
     else:
+        assert document is not None  # the bundle, a result export (RESULT_EXPORTS): read above
         chunks = _bundle_chunks(study, document, tally)
     return Export(what=what, fmt=fmt, filename=f"{study.slug}-{what}.{fmt}",
                   content_type=CONTENT_TYPES[fmt], chunks=chunks, counts=counts)
@@ -159,7 +168,7 @@ class _Tally:
         self.counts = counts
         self.progress = progress
 
-    def __call__(self, table: str, rows: Iterable) -> Iterator:
+    def __call__(self, table: str, rows: Iterable[T]) -> Iterator[T]:
         self.counts.setdefault(table, 0)
         for row in rows:
             self.counts[table] += 1
@@ -171,7 +180,7 @@ class _Tally:
 # --- the tables ---------------------------------------------------------------------------------
 
 
-def responses_schema():
+def responses_schema() -> pa.Schema:
     """Return the explicit Parquet schema of the responses export."""
     import pyarrow as pa
 
@@ -228,7 +237,7 @@ def _items_chunks(study: Study, fmt: str, tally: _Tally) -> Iterator[bytes]:
 # --- results and the bundle ---------------------------------------------------------------------
 
 
-def _results_document(study: Study) -> dict:
+def _results_document(study: Study) -> dict[str, Any]:
     document = latest_results(study=study)
     if document is None:
         raise ExportError(
@@ -237,7 +246,7 @@ def _results_document(study: Study) -> dict:
     return document
 
 
-def label_records(document: dict) -> Iterator[dict[str, Any]]:
+def label_records(document: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """The aggregated label of every item per question, scale and competence model (Dawid–Skene,
     MACE), the run's ``item_labels`` in the full document's order (streamed from the run's
     table); an item without answers has empty label, probability and entropy."""
@@ -247,7 +256,7 @@ def label_records(document: dict) -> Iterator[dict[str, Any]]:
                "entropy": r.get("entropy"), "n_answers": r.get("n", 0)}
 
 
-def _labels_chunks(document: dict, fmt: str, tally: _Tally) -> Iterator[bytes]:
+def _labels_chunks(document: dict[str, Any], fmt: str, tally: _Tally) -> Iterator[bytes]:
     records = tally("labels", label_records(document))
     if fmt == "jsonl":
         yield from jsonl_chunks(records)
@@ -255,7 +264,7 @@ def _labels_chunks(document: dict, fmt: str, tally: _Tally) -> Iterator[bytes]:
         yield from csv_chunks(LABEL_COLUMNS, ([r[c] for c in LABEL_COLUMNS] for r in records))
 
 
-def _gaps_chunks(document: dict, fmt: str, tally: _Tally) -> Iterator[bytes]:
+def _gaps_chunks(document: dict[str, Any], fmt: str, tally: _Tally) -> Iterator[bytes]:
     records = tally("gaps", item_records(document=document, section="item_gaps"))
     if fmt == "jsonl":
         yield from jsonl_chunks(records)
@@ -279,7 +288,7 @@ def _question_description(question: Question) -> dict[str, Any]:
             "allow_cant_judge": question.allow_cant_judge, **_scale_description(question)}
 
 
-def bundle_settings(*, study: Study, document: dict) -> dict[str, Any]:
+def bundle_settings(*, study: Study, document: dict[str, Any]) -> dict[str, Any]:
     """Return settings.json of the bundle: the study's design and scale, the analysis settings."""
     return {
         "study": {"slug": study.slug, "title": study.title, "display": study.display,
@@ -299,7 +308,7 @@ def bundle_settings(*, study: Study, document: dict) -> dict[str, Any]:
     }
 
 
-def bundle_definition(*, study: Study, document: dict) -> dict[str, Any]:
+def bundle_definition(*, study: Study, document: dict[str, Any]) -> dict[str, Any]:
     """Return definition.json of the bundle: the study's definition (`create_study
     --definition` reads it), its ``analysis`` the settings of the run that computed the
     bundle's results (the study's, with any override the run was started with), so that the
@@ -312,7 +321,7 @@ def bundle_definition(*, study: Study, document: dict) -> dict[str, Any]:
     return definition
 
 
-def _bundle_chunks(study: Study, document: dict, tally: _Tally) -> Iterator[bytes]:
+def _bundle_chunks(study: Study, document: dict[str, Any], tally: _Tally) -> Iterator[bytes]:
     meta = bundle_settings(study=study, document=document)
     members: list[tuple[str, Callable[[], Iterable[bytes]]]] = [
         ("responses.csv", lambda: _responses_chunks(study, "csv", tally)),
@@ -336,7 +345,8 @@ def _bundle_chunks(study: Study, document: dict, tally: _Tally) -> Iterator[byte
     return zip_chunks(members)
 
 
-def bundle_readme(*, study: Study, document: dict, meta: dict, counts: dict[str, int]) -> str:
+def bundle_readme(*, study: Study, document: dict[str, Any], meta: dict[str, Any],
+                  counts: dict[str, int]) -> str:
     """Return the bundle's README.md: what each file holds and how each number was computed."""
     questions = [{"key": q.key, "prompt": q.prompt, "preset": q.preset, "required": q.required,
                   "allow_cant_judge": q.allow_cant_judge, "allow_comment": q.allow_comment,
@@ -355,7 +365,7 @@ def bundle_readme(*, study: Study, document: dict, meta: dict, counts: dict[str,
     })
 
 
-def _reduction_groups(mapping: dict) -> str:
+def _reduction_groups(mapping: dict[str, float]) -> str:
     """Describe a reduction as "0 → 0; 1, 2 → 1; …" in code order."""
     groups: dict[float, list[str]] = {}
     for raw, code in mapping.items():
@@ -364,14 +374,14 @@ def _reduction_groups(mapping: dict) -> str:
                      sorted(groups.items(), key=lambda kv: kv[0]))
 
 
-def _plain(number) -> str:
+def _plain(number: float) -> str:
     return str(int(number)) if float(number).is_integer() else str(number)
 
 
 # --- background jobs ----------------------------------------------------------------------------
 
 
-def export_job_create(*, study: Study, user=None, what: str, fmt: str | None = None,
+def export_job_create(*, study: Study, user: User | None = None, what: str, fmt: str | None = None,
                       enqueue: bool = True) -> ExportJob:
     """Record a queued export and enqueue its task once the transaction commits.
 

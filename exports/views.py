@@ -7,12 +7,16 @@ services and selectors of this app for the rest.
 
 from __future__ import annotations
 
+from typing import TypeVar, cast
+
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
 from django.http import (
     FileResponse,
     Http404,
     HttpRequest,
     HttpResponse,
+    HttpResponseBase,
     JsonResponse,
     StreamingHttpResponse,
 )
@@ -35,18 +39,21 @@ from .selectors import (
 )
 from .services import CONTENT_TYPES, ExportError, export_job_create, export_open, export_validate
 
+ResponseT = TypeVar("ResponseT", bound=HttpResponseBase)
+
 
 @login_required
 @require_http_methods(["GET", "POST"])
 @study_view(need=Role.VIEWER)
-def download(request: HttpRequest, study: Study, what: str, fmt: str) -> HttpResponse:
+def download(request: HttpRequest, study: Study, what: str, fmt: str) -> HttpResponseBase:
     """GET: stream the export (small study) or offer a background job. POST: start the job."""
     try:
         what, fmt = export_validate(what=what, fmt=fmt)
     except ExportError:
         raise Http404("No such export") from None
     if request.method == "POST":
-        job = export_job_create(study=study, user=request.user, what=what, fmt=fmt)
+        # The account `login_required` let through.
+        job = export_job_create(study=study, user=cast(User, request.user), what=what, fmt=fmt)
         if job.status == ExportJob.Status.FAILED:  # the broker did not answer: say so now
             response = _job_page(request, study, job, status=503)
             response["Retry-After"] = "30"
@@ -64,7 +71,7 @@ def download(request: HttpRequest, study: Study, what: str, fmt: str) -> HttpRes
                        export.filename)
 
 
-def _attachment(response: HttpResponse, filename: str) -> HttpResponse:
+def _attachment(response: ResponseT, filename: str) -> ResponseT:
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     response["Cache-Control"] = "no-store"
     return response
@@ -82,7 +89,8 @@ def job_detail(request: HttpRequest, study: Study, job_id: int) -> HttpResponse:
     return _job_page(request, study, _job(study, job_id))
 
 
-def _job_page(request: HttpRequest, study, job: ExportJob, status: int = 200) -> HttpResponse:
+def _job_page(request: HttpRequest, study: Study, job: ExportJob,
+              status: int = 200) -> HttpResponse:
     slug = study.slug
     return render(request, "exports/job.html", {
         "study": study, "job": job, "status": export_job_status(job=job),

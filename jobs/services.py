@@ -4,6 +4,9 @@ Every helper is one UPDATE of the job's row, by id, so that a Celery task, a cho
 management command report the same way, and a worker never overwrites a row with a stale copy.
 A job that is done stays done: a late failure or a second delivery finishing after the first
 changes nothing.
+
+Rows are reached through ``model._default_manager`` (each kind's ``objects``): `Job` is abstract,
+so a ``type[Job]`` has no ``objects`` for the type checker.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import partial
 
 from django.conf import settings
@@ -43,13 +46,13 @@ def job_error(error: BaseException | str) -> str:
 
 
 def job_start(*, model: type[Job], job_id: int, message: str, progress: int = 1,
-              **fields) -> None:
+              **fields: object) -> None:
     """Mark a job running: started now, one more attempt, the error of an earlier attempt gone.
 
     ``fields`` are the kind's own columns to set in the same UPDATE.
     """
     now = timezone.now()
-    model.objects.filter(pk=job_id).update(
+    model._default_manager.filter(pk=job_id).update(
         status=Job.Status.RUNNING, started_at=now, heartbeat_at=now, progress=progress,
         message=job_message(message), attempts=F("attempts") + 1, error="", **fields)
     delay = float(settings.CONCORD_JOB_TEST_DELAY_SECONDS)
@@ -60,8 +63,8 @@ def job_start(*, model: type[Job], job_id: int, message: str, progress: int = 1,
 
 def job_progress(*, model: type[Job], job_id: int, progress: int, message: str) -> None:
     """Record how far a running job has come (0–100) and what it is doing (a heartbeat too)."""
-    model.objects.filter(pk=job_id).update(progress=progress, message=job_message(message),
-                                           heartbeat_at=timezone.now())
+    model._default_manager.filter(pk=job_id).update(
+        progress=progress, message=job_message(message), heartbeat_at=timezone.now())
 
 
 # --------------------------------------------------------------------------- delivery
@@ -78,18 +81,19 @@ def job_send(*, model: type[Job], job: Job, send: Callable[[int], object]) -> bo
     says so; nothing is left queued that nobody will run.
     """
     now = timezone.now()
-    claimed = model.objects.filter(pk=job.pk, status=Job.Status.QUEUED, sent_at__isnull=True
-                                   ).update(sent_at=now, deliveries=F("deliveries") + 1)
+    claimed = model._default_manager.filter(
+        pk=job.pk, status=Job.Status.QUEUED, sent_at__isnull=True,
+    ).update(sent_at=now, deliveries=F("deliveries") + 1)
     if not claimed:
         return False
-    delivery = model.objects.filter(pk=job.pk).values_list("deliveries", flat=True).get()
+    delivery = model._default_manager.filter(pk=job.pk).values_list("deliveries", flat=True).get()
     try:
         send(delivery)
     except Exception as exc:  # noqa: BLE001 - whatever the broker raised, the job did not go out
         reason = job_not_sent_reason(job=job, error=exc)
         log.warning("%s %s not sent: %s", job.noun, job.pk, exc)
         job_fail(model=model, job_id=job.pk, error=reason)
-        model.objects.filter(pk=job.pk).update(sent_at=None, message="not started")
+        model._default_manager.filter(pk=job.pk).update(sent_at=None, message="not started")
         job.status, job.error, job.message = Job.Status.FAILED, reason, "not started"
         return False
     job.sent_at, job.deliveries = now, delivery
@@ -134,7 +138,8 @@ def job_take(*, model: type[Job], job_id: int, delivery: int | None) -> str:
     runs); the task retries after the stale interval and then runs the job only if that worker
     has stopped beating.  ``delivery`` None: a message sent before deliveries were counted.
     """
-    row = model.objects.filter(pk=job_id).values("status", "deliveries", "heartbeat_at").first()
+    row = (model._default_manager.filter(pk=job_id)
+           .values("status", "deliveries", "heartbeat_at").first())
     if row is None:
         return SKIP
     if delivery is not None and delivery != row["deliveries"]:
@@ -172,7 +177,7 @@ def job_heartbeat(*, model: type[Job], job_id: int) -> Iterator[None]:
         try:
             while not stop.wait(interval):
                 try:
-                    model.objects.filter(pk=job_id, status=Job.Status.RUNNING).update(
+                    model._default_manager.filter(pk=job_id, status=Job.Status.RUNNING).update(
                         heartbeat_at=timezone.now())
                 except Exception:  # noqa: BLE001 - a missed beat is retried; never kill the task
                     log.warning("heartbeat of %s %s failed", model.__name__, job_id,
@@ -189,25 +194,25 @@ def job_heartbeat(*, model: type[Job], job_id: int) -> Iterator[None]:
         thread.join(timeout=30)
 
 
-def job_stale_filter(now=None) -> Q:
+def job_stale_filter(now: datetime | None = None) -> Q:
     """The running jobs whose heartbeat is stale (for the sweep and the page)."""
     cutoff = (now or timezone.now()) - job_stale_after()
     return Q(status=Job.Status.RUNNING) & (Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True))
 
 
-def job_done(*, model: type[Job], job_id: int, message: str = "done", **fields) -> bool:
+def job_done(*, model: type[Job], job_id: int, message: str = "done", **fields: object) -> bool:
     """Mark a job done with ``fields`` (its results); return False when it already was.
 
     Only the first delivery to finish records the job: a duplicate (a broker redelivering after
     its visibility timeout) that finishes later writes nothing.
     """
-    return bool(model.objects.filter(pk=job_id).exclude(status=Job.Status.DONE).update(
+    return bool(model._default_manager.filter(pk=job_id).exclude(status=Job.Status.DONE).update(
         status=Job.Status.DONE, progress=100, message=job_message(message), error="",
         finished_at=timezone.now(), **fields))
 
 
 def job_fail(*, model: type[Job], job_id: int, error: BaseException | str) -> None:
     """Mark a job failed with the error (a job already done stays done)."""
-    model.objects.filter(pk=job_id).exclude(status=Job.Status.DONE).update(
+    model._default_manager.filter(pk=job_id).exclude(status=Job.Status.DONE).update(
         status=Job.Status.FAILED, error=job_error(error), finished_at=timezone.now(),
         message="failed")

@@ -43,8 +43,8 @@ def jobs_sweep() -> SweepReport:
     limit = int(settings.CONCORD_JOB_MAX_ATTEMPTS)
     for model, send in JOB_KINDS.items():
         # 1. Committed but never sent (the web process died between its commit and its send).
-        unsent = model.objects.filter(status=Job.Status.QUEUED, sent_at__isnull=True,
-                                      created_at__lt=grace).order_by("pk")[:BATCH]
+        unsent = model._default_manager.filter(status=Job.Status.QUEUED, sent_at__isnull=True,
+                                               created_at__lt=grace).order_by("pk")[:BATCH]
         for job in unsent:
             name = f"{model.__name__} {job.pk}"
             if job_send(model=model, job=job, send=partial(send, job.pk)):
@@ -52,12 +52,12 @@ def jobs_sweep() -> SweepReport:
             elif job.status == Job.Status.FAILED:  # the broker refused it
                 report.failed.append(name)
         # 2. Running with a stale heartbeat: its worker is gone.
-        stale = (model.objects.filter(job_stale_filter(now)).order_by("pk")
+        stale = (model._default_manager.filter(job_stale_filter(now)).order_by("pk")
                  .only("pk", "heartbeat_at", "attempts", "status", "sent_at")[:BATCH])
         for job in stale:
             name = f"{model.__name__} {job.pk}"
-            same = model.objects.filter(pk=job.pk, status=Job.Status.RUNNING,
-                                        heartbeat_at=job.heartbeat_at)
+            same = model._default_manager.filter(pk=job.pk, status=Job.Status.RUNNING,
+                                                 heartbeat_at=job.heartbeat_at)
             if job.attempts >= limit:
                 reason = (f"Stopped: the worker running this {model.noun} was lost "
                           f"{job.attempts} times (no heartbeat for "

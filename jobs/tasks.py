@@ -45,7 +45,7 @@ def job_task(*, model: type[Job], name: str | None = None,
 
 
 @shared_task(ignore_result=True)
-def sweep_jobs() -> dict:
+def sweep_jobs() -> dict[str, list[str]]:
     """Send what was never sent, send again what a lost worker left (`jobs.sweep`)."""
     from .sweep import jobs_sweep
 

@@ -1,3 +1,6 @@
+from argparse import ArgumentParser
+from typing import Any
+
 from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.urls import reverse
@@ -12,12 +15,12 @@ class Command(BaseCommand):
             "similarity) with synthetic responses from annotators with planted behaviours, "
             "analyse them, then print the login and each study's open link.")
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--reset", action="store_true", help="Recreate the demo studies.")
         parser.add_argument("--no-analysis", action="store_true",
                             help="Leave the new demo studies without a finished analysis.")
 
-    def handle(self, *args, reset, no_analysis, **options):
+    def handle(self, *args: Any, reset: bool, no_analysis: bool, **options: Any) -> None:
         _, created = demo_seed(reset=reset)
         for demo in created:
             self.stdout.write(f"Created {demo.study.slug}: {demo.study.items.count()} items, "

@@ -1,5 +1,7 @@
 import codecs
+from argparse import ArgumentParser
 from pathlib import Path
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -25,7 +27,7 @@ class Command(BaseCommand):
         "a failed export leaves nothing behind. Columns: docs/exports.md."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("slug")
         parser.add_argument("--what", required=True, help=" | ".join(WHATS))
         parser.add_argument("--format", dest="fmt", metavar="FORMAT",
@@ -34,7 +36,8 @@ class Command(BaseCommand):
         parser.add_argument("--output", required=True, metavar="FILE",
                             help="the file to write, or - for stdout (csv, jsonl, json)")
 
-    def handle(self, *args, slug, what, fmt, output, **options):
+    def handle(self, *args: Any, slug: str, what: str, fmt: str | None, output: str,
+               **options: Any) -> None:
         try:
             what, fmt = export_validate(what=what, fmt=fmt)
         except ExportError as exc:
