@@ -96,8 +96,9 @@ class AnalysisRunViewSet(StudyScopedMixin, mixins.ListModelMixin, mixins.Retriev
     def create(self, request, *args, **kwargs):
         serializer = RunStartSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        run = analysis_run_create(study=self.study(), user=request.user,
-                                  overrides=serializer.validated_data)
+        study = self.study()
+        run = analysis_run_create(study=study, user=request.user, settings=AnalysisSettings.from_mapping(
+            serializer.validated_data, base=study.analysis))
         if run.status == AnalysisRun.Status.FAILED:  # the broker did not answer
             return Response({"detail": run.error, "run": AnalysisRunSerializer(run).data},
                             status=status.HTTP_503_SERVICE_UNAVAILABLE,

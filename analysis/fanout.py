@@ -75,7 +75,7 @@ def _fanout_keys(inputs: Mapping[str, TrustInput], settings: AnalysisSettings) -
 
 
 def _inputs(run: AnalysisRun, data: list[QuestionData]) -> dict[str, TrustInput]:
-    return {inp.key: inp for inp in trust_inputs(data, settings=run.settings)}
+    return {inp.key: inp for inp in trust_inputs(data, settings=run.analysis)}
 
 
 def _pack(ratings: np.ndarray) -> bytes:
@@ -109,7 +109,7 @@ def trust_plan_create(*, run_id: int) -> list[Chunk]:
         data = study_questions(study=run.study)
         load_s = time.perf_counter() - began
         inputs = _inputs(run, data)
-        keys = _fanout_keys(inputs, AnalysisSettings.coerce(run.settings))
+        keys = _fanout_keys(inputs, run.analysis)
     except Exception as exc:
         analysis_run_fail(run_id=run_id, error=exc)
         raise
@@ -257,7 +257,7 @@ def trust_plan_finish(*, run_id: int, chunk_results: list | None = None) -> Anal
     try:
         data = study_questions(study=run.study)
         load_s = time.perf_counter() - clock
-        variant = AnalysisSettings.coerce(run.settings).trust_variant
+        variant = run.analysis.trust_variant
         merged, fallback, chunk_seconds = _merge(plans, _inputs(run, data), variant)
     except Exception as exc:
         analysis_run_fail(run_id=run_id, error=exc)

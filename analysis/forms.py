@@ -50,6 +50,11 @@ class RunForm(forms.Form):
             out[name] = value if knob(name).problem(value) is None else _lookup(defaults, name, None)
         return out
 
+    def run_settings(self, *, base: AnalysisSettings) -> AnalysisSettings:
+        """The run's settings object: ``base`` (the study's) with what the form changes; the
+        object the run service takes, stores and the run reads back (no dict travels on)."""
+        return AnalysisSettings.from_mapping(self.cleaned_data, base=base)
+
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
         # An empty field keeps the study's value (an optional setting cannot be emptied here).

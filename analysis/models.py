@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.db import models
 
+from core.settings import AnalysisSettings
 from jobs.models import Job
 from studies.models import Study
 
@@ -24,6 +25,12 @@ class AnalysisRun(Job):
 
     def __str__(self) -> str:
         return f"{self.study_id}#{self.pk} {self.status} {self.progress}%"
+
+    @property
+    def analysis(self) -> AnalysisSettings:
+        """The run's settings as the one settings object (`core.settings`): what every step of
+        the run reads, never the stored dict's keys (``settings`` is only its stored form)."""
+        return AnalysisSettings.coerce(self.settings)
 
     @property
     def sections_by_time(self) -> list[tuple[str, float]]:

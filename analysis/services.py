@@ -47,22 +47,28 @@ def code_version() -> str:
 
 def analysis_settings(*, study: Study, overrides: Mapping[str, Any] | None = None
                       ) -> AnalysisSettings:
-    """Return the settings of a run: the study's analysis settings with ``overrides`` applied.
+    """Return the settings of a run: the study's analysis settings with ``overrides`` applied
+    (the `analyze` command's options and ``--set``s).
 
     Raises `core.settings.SettingsError` (a ValueError) naming every unknown or invalid key.
     """
-    return AnalysisSettings.from_mapping(
-        overrides or {}, base=AnalysisSettings.from_mapping(study.analysis_settings))
+    return AnalysisSettings.from_mapping(overrides or {}, base=study.analysis)
 
 
 def analysis_run_create(*, study: Study, user=None, overrides: Mapping[str, Any] | None = None,
+                        settings: AnalysisSettings | None = None,
                         enqueue: bool = True) -> AnalysisRun:
     """Record a queued run and send its task once the transaction commits.
+
+    ``settings``: the run's settings object, as the rerun form and the API build it
+    (`RunForm.run_settings`); without it, the study's with ``overrides`` applied. Stored as its
+    dict once, read back as the object (`AnalysisRun.analysis`).
 
     When the broker cannot be reached the returned run is already failed, with the reason
     (the caller tells the researcher at once: a message, HTTP 503).
     """
-    settings = analysis_settings(study=study, overrides=overrides)
+    if settings is None:
+        settings = analysis_settings(study=study, overrides=overrides)
     run = AnalysisRun.objects.create(
         study=study, created_by=user, settings=settings.to_dict(),
         code_version=code_version(), message="waiting for a worker",
@@ -155,7 +161,7 @@ def analysis_run_complete(*, run: AnalysisRun, data: list[QuestionData] | None =
         loaded = time.perf_counter()
         document, records = build_results_split(
             data,
-            settings=run.settings,
+            settings=run.analysis,
             study={"slug": study.slug, "title": study.title, "run": run.pk,
                    "code_version": run.code_version},
             progress=progress,

@@ -108,7 +108,8 @@ def run_start(request: HttpRequest, study: Study) -> HttpResponse:
                              for name, errs in form.errors.items())
         messages.error(request, f"The run was not started. {problems}")
         return redirect("analysis:dashboard", slug=study.slug)
-    run = analysis_run_create(study=study, user=request.user, overrides=form.cleaned_data)
+    run = analysis_run_create(study=study, user=request.user,
+                              settings=form.run_settings(base=study.analysis))
     if run.status == AnalysisRun.Status.FAILED:  # the broker did not answer: say so now
         messages.error(request, f"Analysis run {run.pk} was not started. {run.error}")
         return redirect("analysis:dashboard", slug=study.slug)  # the message opens the page
