@@ -32,6 +32,8 @@ from core.responses import (
     INVALID,
     AnnotatorSummary,
     ImportSummary,
+    LongRow,
+    LongStream,
     Upload,
     later_presentations,
     long_unread,
@@ -111,86 +113,19 @@ def _import(*, study: Study, data: bytes | BinaryIO, filename: str, annotator_co
         annotator_column=annotator_column, item_map=item_map, value_map=value_map,
         meta_columns=meta_columns, max_bytes=max_bytes,
     )
-    annotators: dict[str, _Annotator] = {}
-    unknown: dict[str, int] = {}  # item ids that are not the study's: negative stand-ins
-    rows = 0
     with connections[router.db_for_write(Response)].cursor() as cursor:
-        cursor.execute("SET LOCAL work_mem = '64MB'")
-        # ON COMMIT DROP, and dropped when done: an import inside a longer transaction (a test,
-        # a bundle) may be followed by another one.
-        cursor.execute(f"DROP TABLE IF EXISTS {STAGE}, {GROUPS}")
-        cursor.execute(
-            f"CREATE TEMP TABLE {STAGE} (line integer, annotator integer, item integer, "
-            "question integer, position integer, value double precision, missing text, "
-            "comment text, duration integer, ok boolean) ON COMMIT DROP")
-        if stream.columns is not None:
-            meta_at = stream.columns.meta_at
-            with cursor.cursor.copy(
-                    f"COPY {STAGE} (line, annotator, item, question, position, value, missing, "
-                    "comment, duration, ok) FROM STDIN") as copy:
-                write = copy.write_row
-                read = _read_fraction(data) if progress else None
-                for row, cells in stream.rows:
-                    rows += 1
-                    if read and rows % PROGRESS_ROWS == 0:
-                        # `read` is set only with a progress callback.
-                        cast(Progress, progress)(0.8 * min(1.0, read(row.line)),
-                                                 f"{grouped(rows)} rows read")
-                    if not row.external:
-                        continue
-                    who = annotators.get(row.external)
-                    if who is None:
-                        who = annotators[row.external] = _Annotator(len(annotators))
-                    if row.ok:
-                        if who.first_ok is None:
-                            who.first_ok = row.line
-                        for index, name in meta_at.items():
-                            if cells[index].strip():
-                                who.meta[name] = cells[index].strip()  # last non-blank wins
-                        write((row.line, who.index, item_ids[row.item],
-                               question_ids[row.key or ""], row.position, row.value,
-                               # A NUL is reported by the reader; PostgreSQL text cannot
-                               # hold one, even in the staging table.
-                               row.missing, row.comment.replace("\0", ""), row.duration, True))
-                    elif row.position is not None and row.position != INVALID:
-                        # Kept for the check of positions used twice, which counts every row.
-                        item = item_ids.get(row.item) or -unknown.setdefault(row.item,
-                                                                            len(unknown) + 1)
-                        write((row.line, who.index, item, None, row.position, None, "", "",
-                               None, False))
-        names = [external for external in annotators]
+        _stage_create(cursor)
+        annotators, rows = _stage_rows(cursor, stream=stream, data=data, item_ids=item_ids,
+                                       question_ids=question_ids, progress=progress)
         if progress:
             progress(0.8, f"{grouped(rows)} rows read; checking across rows")
-        cross = _cross_row_problems(cursor, filename=filename, names=names,
-                                    several=len(questions) > 1,
-                                    column=stream.columns.name("position")
-                                    if stream.columns and "position" in stream.columns.at
-                                    else "position")
-        problems = _merged(stream.maps, stream.errors, cross)
-        existing = set(Participant.objects.filter(
-            study=study, source=Participant.Source.IMPORT).values_list("external_id", flat=True))
-        for external, who in annotators.items():
-            if external in existing and who.first_ok is not None:
-                problems.add(
-                    f"annotator {external!r} was already imported into this study; remove "
-                    "their rows or import them into another study",
-                    line=who.first_ok, column=annotator_column or "annotator")
-        if stream.columns is not None and rows == 0 and not stream.errors and not cross:
-            problems.add("the file has a header but no rows")
-        problems.raise_if_any()
-
-        order = sorted((who.first_ok or 0, who.index) for who in annotators.values())
-        rank = [0] * len(annotators)
-        for n, (_, index) in enumerate(order):
-            rank[index] = n
+        _check(cursor, study=study, stream=stream, filename=filename, annotators=annotators,
+               annotator_column=annotator_column, several=len(questions) > 1, rows=rows)
+        rank = _ranks(annotators)
         per = _presentations(cursor, rank=rank, ids=not dry_run)
         ordered = sorted(annotators.items(), key=lambda pair: rank[pair[1].index])
-        summary = _summary(filename=filename, annotators=ordered, per=per, cursor=cursor)
-        cursor.execute(f"SELECT count(*) FROM {GROUPS} WHERE stored AND presentation > 2")  # noqa: S608 (table names only)
-        later = later_presentations(cursor.fetchone()[0])
-        if stream.columns is not None:  # the export columns the import does not read
-            summary = replace(summary, warnings=tuple(
-                long_unread(stream.columns.header, annotator_column)) + tuple(later))
+        summary = _summary_warned(cursor, stream=stream, filename=filename, annotators=ordered,
+                                  per=per, annotator_column=annotator_column)
         if not dry_run:
             if progress:
                 progress(0.85, f"storing the answers of {len(annotators)} annotators")
@@ -200,6 +135,118 @@ def _import(*, study: Study, data: bytes | BinaryIO, filename: str, annotator_co
         if dry_run:
             return summary
     return replace(summary, imported=True)
+
+
+def _stage_create(cursor: Any) -> None:
+    """Create the (empty) staging table the rows are copied into."""
+    cursor.execute("SET LOCAL work_mem = '64MB'")
+    # ON COMMIT DROP, and dropped when done: an import inside a longer transaction (a test,
+    # a bundle) may be followed by another one.
+    cursor.execute(f"DROP TABLE IF EXISTS {STAGE}, {GROUPS}")
+    cursor.execute(
+        f"CREATE TEMP TABLE {STAGE} (line integer, annotator integer, item integer, "
+        "question integer, position integer, value double precision, missing text, "
+        "comment text, duration integer, ok boolean) ON COMMIT DROP")
+
+
+def _stage_rows(cursor: Any, *, stream: LongStream, data: bytes | BinaryIO,
+                item_ids: Mapping[str, int], question_ids: Mapping[str, int],
+                progress: Progress | None) -> tuple[dict[str, _Annotator], int]:
+    """Copy the file's rows into the staging table; return its annotators (by name, in order of
+    appearance) and the number of rows read."""
+    annotators: dict[str, _Annotator] = {}
+    unknown: dict[str, int] = {}  # item ids that are not the study's: negative stand-ins
+    rows = 0
+    if stream.columns is None:
+        return annotators, rows
+    meta_at = stream.columns.meta_at
+    with cursor.cursor.copy(
+            f"COPY {STAGE} (line, annotator, item, question, position, value, missing, "
+            "comment, duration, ok) FROM STDIN") as copy:
+        write = copy.write_row
+        read = _read_fraction(data) if progress else None
+        for row, cells in stream.rows:
+            rows += 1
+            if read and rows % PROGRESS_ROWS == 0:
+                # `read` is set only with a progress callback.
+                cast(Progress, progress)(0.8 * min(1.0, read(row.line)),
+                                         f"{grouped(rows)} rows read")
+            if row.external:
+                _stage_row(write, row, cells, annotators=annotators, unknown=unknown,
+                           meta_at=meta_at, item_ids=item_ids, question_ids=question_ids)
+    return annotators, rows
+
+
+def _stage_row(write: Callable[[tuple[Any, ...]], None], row: LongRow, cells: list[str], *,
+               annotators: dict[str, _Annotator], unknown: dict[str, int],
+               meta_at: Mapping[int, str], item_ids: Mapping[str, int],
+               question_ids: Mapping[str, int]) -> None:
+    """Stage one row of a named annotator: a valid row whole, a refused one for its position."""
+    who = annotators.get(row.external)
+    if who is None:
+        who = annotators[row.external] = _Annotator(len(annotators))
+    if row.ok:
+        if who.first_ok is None:
+            who.first_ok = row.line
+        for index, name in meta_at.items():
+            if cells[index].strip():
+                who.meta[name] = cells[index].strip()  # last non-blank wins
+        write((row.line, who.index, item_ids[row.item],
+               question_ids[row.key or ""], row.position, row.value,
+               # A NUL is reported by the reader; PostgreSQL text cannot
+               # hold one, even in the staging table.
+               row.missing, row.comment.replace("\0", ""), row.duration, True))
+    elif row.position is not None and row.position != INVALID:
+        # Kept for the check of positions used twice, which counts every row.
+        item = item_ids.get(row.item) or -unknown.setdefault(row.item, len(unknown) + 1)
+        write((row.line, who.index, item, None, row.position, None, "", "", None, False))
+
+
+def _check(cursor: Any, *, study: Study, stream: LongStream, filename: str,
+           annotators: dict[str, _Annotator], annotator_column: str | None, several: bool,
+           rows: int) -> None:
+    """Raise every problem of the file at once: the rows', across rows, and the annotators
+    already imported."""
+    columns = stream.columns
+    cross = _cross_row_problems(cursor, filename=filename, names=list(annotators),
+                                several=several,
+                                column=columns.name("position")
+                                if columns and "position" in columns.at else "position")
+    problems = _merged(stream.maps, stream.errors, cross)
+    existing = set(Participant.objects.filter(
+        study=study, source=Participant.Source.IMPORT).values_list("external_id", flat=True))
+    for external, who in annotators.items():
+        if external in existing and who.first_ok is not None:
+            problems.add(
+                f"annotator {external!r} was already imported into this study; remove "
+                "their rows or import them into another study",
+                line=who.first_ok, column=annotator_column or "annotator")
+    if columns is not None and rows == 0 and not stream.errors and not cross:
+        problems.add("the file has a header but no rows")
+    problems.raise_if_any()
+
+
+def _ranks(annotators: dict[str, _Annotator]) -> list[int]:
+    """Return, per annotator index, its rank in the order of first valid rows."""
+    order = sorted((who.first_ok or 0, who.index) for who in annotators.values())
+    rank = [0] * len(annotators)
+    for n, (_, index) in enumerate(order):
+        rank[index] = n
+    return rank
+
+
+def _summary_warned(cursor: Any, *, stream: LongStream, filename: str,
+                    annotators: list[tuple[str, _Annotator]],
+                    per: dict[int, tuple[int, int, int, int]],
+                    annotator_column: str | None) -> ImportSummary:
+    """Return the summary with its warnings: unread export columns, later presentations."""
+    summary = _summary(filename=filename, annotators=annotators, per=per, cursor=cursor)
+    cursor.execute(f"SELECT count(*) FROM {GROUPS} WHERE stored AND presentation > 2")  # noqa: S608 (table names only)
+    later = later_presentations(cursor.fetchone()[0])
+    if stream.columns is not None:  # the export columns the import does not read
+        summary = replace(summary, warnings=tuple(
+            long_unread(stream.columns.header, annotator_column)) + tuple(later))
+    return summary
 
 
 def _cross_row_problems(cursor: Any, *, filename: str, names: Sequence[str], several: bool,
