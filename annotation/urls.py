@@ -3,7 +3,7 @@
 from django.urls import include, path
 from rest_framework.routers import SimpleRouter
 
-from . import apis, views
+from . import apis, open_link, views
 
 app_name = "annotation"
 
@@ -19,6 +19,6 @@ urlpatterns = [
     path("a/<str:token>/next/", views.next_item, name="next"),
     path("a/<str:token>/item/<int:position>/", views.item_at, name="item"),
     path("a/<str:token>/done/", views.done, name="done"),
-    path("join/<str:open_token>/", views.join, name="join"),
+    path("join/<str:open_token>/", open_link.join, name="join"),
     path("api/", include(router.urls)),
 ]

@@ -8,7 +8,6 @@ import json
 import logging
 import math
 import re
-import secrets
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from functools import wraps
@@ -16,12 +15,10 @@ from typing import Any, Concatenate, ParamSpec, Protocol, cast
 
 from csp.constants import SELF
 from django.conf import settings
-from django.core import signing
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
 from django.urls import get_script_prefix, get_urlconf, reverse
 from django.utils import translation
-from django.utils.translation import gettext as _
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -29,26 +26,16 @@ from core.responses import MAX_ACTIVE_MS
 from core.tabular import json_too_deep
 from studies.models import Assignment, Participant, Question, Study
 from studies.services import (
-    StudyFull,
     participant_consent,
-    participant_enrol,
     screening_decide,
-    study_has_room,
 )
 
+from .binding import PARAM as BINDING_PARAM
 from .binding import (
-    COOKIE_MAX_AGE,
     binding_from,
-    binding_token,
-    binding_valid,
-    cookie_name,
     needs_binding,
-    participant_bind,
-    platform_proof_matches,
     with_binding,
 )
-from .binding import PARAM as BINDING_PARAM
-from .limits import WINDOW_SECONDS, enrolment_allowed
 from .selectors import (
     assignment_at,
     current_answers,
@@ -447,136 +434,6 @@ def done(request: AnnotatorRequest, participant: Participant) -> HttpResponse:
         "mturk_submit_url": f"{submit_to}/mturk/externalSubmit" if submit_to else "",
         "mturk_assignment": participant.meta.get("assignmentId", ""),
     })
-
-
-ENTRY_SALT = "concord.open-link-entry"
-ENTRY_MAX_AGE = 60 * 60 * 24  # a consent page left open for a day still works
-
-
-def _join_consent(request: HttpRequest, study: Study, *, entry: str = "") -> HttpResponse:
-    """The consent page shown by the open link itself: nobody is enrolled until it is posted.
-    ``entry``: the signed one-time id of an anonymous browser's would-be participant, so that a
-    double POST of the form enrols one participant."""
-    return render(request, "annotation/consent.html", {"study": study, "entry": entry})
-
-
-def _full_page(request: HttpRequest, study: Study) -> HttpResponse:
-    """Every item has its k answers: the open link enrols nobody more (a polite page)."""
-    return render(request, "annotation/closed.html", {"study": study, "full": True}, status=409)
-
-
-def _too_many(request: HttpRequest, study: Study) -> HttpResponse:
-    """Over the open link's enrolment limit (annotation.limits): nobody enrolled, try later."""
-    response = render(request, "annotation/closed.html", {
-        "study": study, "retry_url": request.get_full_path(),
-        "message": _("Many people are joining this study from your network right now. Nothing "
-                     "was recorded about you; please try again in a minute.")}, status=429)
-    response["Retry-After"] = str(WINDOW_SECONDS)
-    return response
-
-
-def _entry_id(raw: str) -> str | None:
-    """The anonymous participant's external id from the consent form's signed entry, or None."""
-    try:
-        value = signing.TimestampSigner(salt=ENTRY_SALT).unsign(raw, max_age=ENTRY_MAX_AGE)
-    except signing.BadSignature:
-        return None
-    return f"open-{value}"
-
-
-@xframe_options_exempt
-@require_http_methods(["GET", "HEAD", "POST"])
-def join(request: HttpRequest, open_token: str) -> HttpResponse:
-    """Enter a study through its open link, capturing a crowd platform's worker id.
-
-    GET (and HEAD) only show the consent page (or send someone already enrolled on to their
-    pages): a participant is created, assigned its items and, for Prolific and MTurk, bound to
-    the browser by the consent form's POST, to the same URL.
-    """
-    study = get_object_or_404(Study, open_token=open_token)
-    consenting = request.method == "POST"
-    with translation.override(study.language):
-        if not study.is_open:
-            return render(request, "annotation/closed.html", {"study": study}, status=409)
-        params = request.GET
-        if params.get("PROLIFIC_PID"):
-            source, external_id = Participant.Source.PROLIFIC, params["PROLIFIC_PID"]
-            meta = {k: params[k] for k in ("STUDY_ID", "SESSION_ID") if k in params}
-        elif params.get("workerId"):
-            if params.get("assignmentId") == "ASSIGNMENT_ID_NOT_AVAILABLE":
-                # The HIT's preview: a worker should not accept a task that has no place left.
-                if not study_has_room(study=study):
-                    return _full_page(request, study)
-                return render(request, "annotation/mturk_preview.html", {"study": study})
-            source, external_id = Participant.Source.MTURK, params["workerId"]
-            meta = {k: params[k] for k in ("assignmentId", "hitId") if k in params}
-            if submit_to := _mturk_submit_to(params.get("turkSubmitTo", ""), study=study):
-                meta["turkSubmitTo"] = submit_to
-        else:
-            # No platform id: one anonymous participant per browser session.
-            session_key = f"concord-participant-{study.pk}"
-            token = request.session.get(session_key)
-            if token and Participant.objects.filter(token=token, study=study).exists():
-                return redirect("annotation:consent", token=token)
-            if not study_has_room(study=study):
-                return _full_page(request, study)
-            if not consenting:
-                entry = signing.TimestampSigner(salt=ENTRY_SALT).sign(secrets.token_hex(8))
-                return _join_consent(request, study, entry=entry)
-            external = _entry_id(request.POST.get("entry", ""))
-            if external is None:
-                return render(request, "annotation/closed.html", {
-                    "study": study, "retry_url": request.path,
-                    "message": _("This page is out of date. Please open the study's link "
-                                 "again.")}, status=400)
-            if not (Participant.objects.filter(study=study, source=Participant.Source.OPEN,
-                                               external_id=external).exists()
-                    or enrolment_allowed(study=study, request=request)):
-                return _too_many(request, study)
-            try:
-                participant = participant_enrol(study=study, source=Participant.Source.OPEN,
-                                                external_id=external, meta={}, consented=True)
-            except StudyFull:  # the last place went to someone consenting at the same time
-                return _full_page(request, study)
-            request.session[session_key] = participant.token
-            return _go(request, "instructions", participant)
-        if len(external_id) > 200:
-            raise Http404("invalid platform id")
-        existed = Participant.objects.filter(study=study, source=source,
-                                             external_id=external_id).exists()
-        if not existed and not study_has_room(study=study):
-            return _full_page(request, study)
-        if not existed and not consenting:
-            return _join_consent(request, study)
-        if not existed and not enrolment_allowed(study=study, request=request):
-            return _too_many(request, study)
-        try:
-            participant = participant_enrol(study=study, source=source, external_id=external_id,
-                                            meta=meta, consented=consenting)
-        except StudyFull:
-            return _full_page(request, study)
-        # The platform id is no secret: only the first browser, or one that brings the same
-        # platform session (Prolific SESSION_ID, MTurk assignmentId), gets the participant.
-        # A participant who started before bindings existed is bound by the first browser
-        # that brings its platform session.
-        if existed and not participant.binding and not platform_proof_matches(participant, params):
-            logger.warning("refused an unproven browser for unbound %s participant %s of study %s",
-                           source, participant.pk, study.slug)
-            return _taken(request, study, participant)
-        if not participant_bind(participant):
-            same_browser = binding_valid(participant, request.COOKIES.get(cookie_name(participant)))
-            if not (same_browser or platform_proof_matches(participant, params)):
-                logger.warning("refused a second browser for %s participant %s of study %s",
-                               source, participant.pk, study.slug)
-                return _taken(request, study, participant)
-        token = binding_token(participant)
-        view = "annotation:consent" if existed else "annotation:instructions"
-        response = redirect(with_binding(reverse(view, kwargs={"token": participant.token}),
-                                         token))
-        response.set_cookie(cookie_name(participant), token, max_age=COOKIE_MAX_AGE,
-                            path="/", httponly=True, samesite="Lax",
-                            secure=request.is_secure())
-        return response
 
 
 # The done page posts the HIT (with the completion code) to the host MTurk names in the link's
