@@ -9,25 +9,16 @@ from __future__ import annotations
 
 import time
 
-from django.conf import settings
+from axes.helpers import get_client_ip_address
 from django.core.cache import cache
 from django.http import HttpRequest
 
 
 def client_address(request: HttpRequest) -> str:
-    """Return the client's address as the log-in lock-out sees it (config/settings.py).
-
-    Behind TRUSTED_PROXY_COUNT proxies the client is the N-th entry from the right of
-    X-Forwarded-For (each proxy appends the address it was connected from; anything further left
-    the client wrote itself); without proxies the header is the client's to invent and ignored.
-    """
-    remote = str(request.META.get("REMOTE_ADDR", ""))
-    proxies = int(settings.TRUSTED_PROXY_COUNT)
-    if not proxies:
-        return remote
-    forwarded = [part.strip() for part in
-                 str(request.META.get("HTTP_X_FORWARDED_FOR", "")).split(",") if part.strip()]
-    return forwarded[-proxies] if len(forwarded) >= proxies else remote
+    """Return the client's address exactly as the log-in lock-out reads it (django-axes with
+    django-ipware, configured from TRUSTED_PROXY_COUNT in config/settings.py): behind N proxies
+    the N-th entry from the right of X-Forwarded-For, else the connection's address."""
+    return get_client_ip_address(request) or str(request.META.get("REMOTE_ADDR", ""))
 
 
 def window_count(key: str, *, seconds: int) -> int:
