@@ -54,3 +54,25 @@ def login(page, base_url: str, username: str, password: str) -> None:
     page.fill("#id_password", password)
     page.click("button[type=submit]")
     page.wait_for_url("**/studies/")
+
+
+@pytest.fixture
+def sized(browser):
+    """Return a function opening a page of the given size (a phone is a touch device)."""
+    contexts = []
+
+    def open_page(width: int, height: int):
+        phone = width < 600
+        context = browser.new_context(viewport={"width": width, "height": height},
+                                      is_mobile=phone, has_touch=phone)
+        contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(15_000)
+        page.csp_violations = []
+        page.on("console", lambda msg: "Content Security Policy" in msg.text
+                and page.csp_violations.append(msg.text))
+        return page
+
+    yield open_page
+    for context in contexts:
+        context.close()

@@ -13,27 +13,6 @@ from .test_item_page import SIZES, begin, in_view, long_coref_study, summeval_st
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
-@pytest.fixture
-def sized(browser):
-    """Return a function opening a page of the given size (a phone is a touch device)."""
-    contexts = []
-
-    def open_page(width: int, height: int):
-        phone = width < 600
-        context = browser.new_context(viewport={"width": width, "height": height},
-                                      is_mobile=phone, has_touch=phone)
-        contexts.append(context)
-        page = context.new_page()
-        page.set_default_timeout(15_000)
-        page.csp_violations = []
-        page.on("console", lambda msg: "Content Security Policy" in msg.text
-                and page.csp_violations.append(msg.text))
-        return page
-
-    yield open_page
-    for context in contexts:
-        context.close()
-
 LONG_A = ("The committee, after a long and frequently heated debate that lasted well into the "
           "night, finally agreed to postpone the vote on the new budget until the auditors had "
           "delivered their report on the previous year's spending. ") * 3

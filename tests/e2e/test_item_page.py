@@ -16,28 +16,6 @@ SIZES = [pytest.param(1280, 800, id="desktop-1280x800"), pytest.param(390, 844, 
 RETRYING = "Not saved yet — retrying…"
 
 
-@pytest.fixture
-def sized(browser, request):
-    """Return a function opening a page of the given size (a phone is a touch device)."""
-    contexts = []
-
-    def open_page(width: int, height: int):
-        phone = width < 600
-        context = browser.new_context(viewport={"width": width, "height": height},
-                                      is_mobile=phone, has_touch=phone)
-        contexts.append(context)
-        page = context.new_page()
-        page.set_default_timeout(15_000)
-        page.csp_violations = []
-        page.on("console", lambda msg: "Content Security Policy" in msg.text
-                and page.csp_violations.append(msg.text))
-        return page
-
-    yield open_page
-    for context in contexts:
-        context.close()
-
-
 def long_coref_study(make_study, owner):
     study = make_study(owner, slug="long-coref", items=None, open=False)
     gold, system = long_coref_conll()
