@@ -126,3 +126,29 @@ def test_it_reads_the_client_behind_trusted_proxies(settings):
     assert client_address(request) == "198.51.100.7"
     behind_proxy(settings, "9")  # a header shorter than the proxies
     assert client_address(request) == "10.0.0.3"
+
+
+@pytest.mark.django_db
+@override_settings(CONCORD_JOIN_RATE_PER_ADDRESS=1, CONCORD_JOIN_RATE_PER_STUDY=1)
+def test_it_lets_newcomers_in_when_the_cache_fails(alice, make_study, monkeypatch):
+    from annotation import limits
+
+    def down(key: str) -> int:
+        raise ConnectionError("Redis is down")
+
+    monkeypatch.setattr(limits, "_count", down)
+    study = make_study(alice, annotators_per_item=40)
+    assert [join(Client(), study, f"PROLIFIC_PID=c{k}&SESSION_ID={k}").status_code
+            for k in range(3)] == [302, 302, 302]
+
+
+@pytest.mark.django_db
+@override_settings(CONCORD_JOIN_RATE_PER_ADDRESS=1, CONCORD_JOIN_RATE_PER_STUDY=0)
+def test_the_refusal_speaks_the_study_language(alice, make_study):
+    study = make_study(alice, annotators_per_item=40)
+    study.language = "fr"
+    study.save(update_fields=["language"])
+    assert join(Client(), study, "PROLIFIC_PID=l1&SESSION_ID=1").status_code == 302
+    refused = join(Client(), study, "PROLIFIC_PID=l2&SESSION_ID=2")
+    assert refused.status_code == 429
+    assert "veuillez réessayer dans une minute" in refused.content.decode()
