@@ -29,6 +29,10 @@ class Study(models.Model):
         PAUSED = "paused", _("Paused")
         CLOSED = "closed", _("Closed")
 
+    class SourceOrder(models.TextChoices):
+        SPREAD = "spread", _("Outputs of one source spread apart")
+        TOGETHER = "together", _("Outputs of one source one after the other")
+
     class Display(models.TextChoices):
         TEXT = "text", _("Single text")
         PAIR = "pair", _("Sentence pair")
@@ -54,6 +58,11 @@ class Study(models.Model):
     seed = models.BigIntegerField(default=0)
     # Coreference studies: show the gold passage beside the system's, or the system's only.
     show_gold = models.BooleanField(default=True)
+    # Items that name a `source` (docs/systems.md): "spread" scatters the outputs of one source
+    # across a participant's order; "together" shows them one after the other (their order
+    # shuffled per participant and recorded).
+    source_order = models.CharField(max_length=10, choices=SourceOrder.choices,
+                                    default=SourceOrder.SPREAD)
     # Crowd platforms: one open link per study; the completion code is shown at the end.
     open_token = models.CharField(max_length=64, default=new_token, unique=True)
     completion_code = models.CharField(max_length=32, default=new_completion_code)
@@ -189,6 +198,10 @@ class Item(models.Model):
     text_a = models.TextField(blank=True)
     text_b = models.TextField(blank=True)
     is_control = models.BooleanField(default=False)
+    # The system that produced this item and the source (input document, segment or prompt) it
+    # answers (docs/systems.md); blank: none. Items of one source across systems form a block.
+    system = models.CharField(max_length=200, blank=True, default="")
+    source = models.CharField(max_length=200, blank=True, default="")
     metrics = models.JSONField(default=dict, blank=True)
     features = models.JSONField(default=dict, blank=True)
     meta = models.JSONField(default=dict, blank=True)
@@ -208,6 +221,7 @@ class Item(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["study", "external_id"], name="item_unique_external_id"),
         ]
+        indexes = [models.Index(fields=["study", "system", "source"], name="item_system_source")]
 
     def __str__(self) -> str:
         return f"{self.study_id}:{self.external_id}"
