@@ -227,6 +227,27 @@ class Item(models.Model):
         return f"{self.study_id}:{self.external_id}"
 
 
+class SystemScore(models.Model):
+    """A system-level score of an automatic metric, imported from a `system,metric,value` file
+    (docs/systems.md): compared with the humans' system scores by the systems analysis where the
+    items carry no per-item value of that metric."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="system_scores")
+    system = models.CharField(max_length=200)
+    metric = models.CharField(max_length=200)
+    value = models.FloatField()
+
+    class Meta:
+        ordering = ["study", "metric", "system"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "system", "metric"],
+                                    name="system_score_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study_id}:{self.system}:{self.metric}"
+
+
 class Membership(models.Model):
     """A researcher's role in a study: viewer, editor or owner.
 
