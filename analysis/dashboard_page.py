@@ -18,7 +18,9 @@ from jobs.selectors import job_status
 
 from . import dashboard as tables
 from .charts import Chart, build_charts
+from .dashboard_systems import systems_section
 from .forms import RunForm
+from .methods import METHODS
 
 if TYPE_CHECKING:
     from django.http import QueryDict
@@ -83,6 +85,9 @@ def _results(document: dict[str, Any], *, question: str | None, scale: str | Non
         "charts": _charts_by_section(build_charts(document, question=question, scale=scale,
                                                   level=document["settings"].get("level"))),
         "settings_used": document["settings"],
+        "systems": systems_section(document, scale=scale),
+        # The Systems section's method page is docs/statistics/systems.md: linked when served.
+        "systems_method": "systems" in METHODS,
     })
     context["notes"] = tables.dashboard_notes(
         alpha=context["alpha_tables"], duplicates=context["duplicates"], flags=context["flags"],

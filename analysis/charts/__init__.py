@@ -10,7 +10,7 @@ the page renders them with the expression interpreter (strict CSP). See docs/cha
 
 The package: `vega` (the `Chart` record and the helpers every spec shares), `agreement` (trust,
 alpha, duplicates, noise), `quality` (timing, heuristics, correlations, one annotator's times) and
-`metrics` (metric–human gaps, error weights); this module puts them together.
+`metrics` (metric–human gaps, error weights) and `systems` (system means, pairwise tests); this module puts them together.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from core.settings import LEVELS, RULES
 from .agreement import _alpha, _duplicates, _noise, _trust
 from .metrics import MAX_SCATTER_POINTS, _gaps_mean, _gaps_scatter, _weights
 from .quality import RULE_TESTS, _correlations, _heuristics, _timing, annotator_timing_chart
+from .systems import _means as _system_means
+from .systems import _tests as _system_tests
 from .vega import NA, SECTIONS, VEGA_LITE_SCHEMA, Chart, _Context, _mapping, _text
 
 __all__ = [
@@ -53,7 +55,7 @@ def build_charts(doc: dict, *, question: str | None = None, scale: str = "raw",
     ctx = _Context(doc=doc, settings=settings, scale=str(scale), level=level or run_level)
     charts: list[Chart] = []
     for builder in (_trust, _alpha, _duplicates, _timing, _heuristics, _correlations,
-                    _gaps_scatter, _gaps_mean, _weights, _noise):
+                    _gaps_scatter, _gaps_mean, _weights, _noise, _system_means, _system_tests):
         chart = builder(ctx)
         if chart is not None:
             if several and chart.section != "timing":  # time is the study's, not a question's
