@@ -16,6 +16,7 @@ from studies.decorators import study_view
 from studies.models import Study
 from studies.selectors import Role, StudyScopedMixin
 
+from .charts.systems import SYSTEM_SECTIONS
 from .models import AnalysisRun
 from .selectors import document_run_id, item_records_page, latest_results
 from .services import analysis_run_create
@@ -173,3 +174,59 @@ def result_items(request, study: Study, section: str) -> Response:
                                     after=numbers["after"], limit=numbers["limit"], **match)
     return Response({"section": section, "run": document_run_id(document), "results": page,
                      "next": after})
+
+
+# The filters of each systems section: a record's field of that name must equal the value given
+# (``system`` matches either system of a pairwise test).
+SYSTEM_FILTERS: dict[str, tuple[str, ...]] = {
+    "systems": ("question", "scale", "system"),
+    "system_tests": ("question", "scale", "system"),
+    "system_clusters": ("question", "scale", "system", "cluster"),
+    "mixed_model": ("question", "scale", "kind"),
+    "metric_meta_evaluation": ("question", "scale", "metric", "level", "statistic"),
+}
+assert set(SYSTEM_FILTERS) == set(SYSTEM_SECTIONS)
+
+
+def _matches(record: dict, name: str, value: str) -> bool:
+    if name == "system" and "system_a" in record:
+        return value in (str(record.get("system_a")), str(record.get("system_b")))
+    return str(record.get(name)) == value
+
+
+@extend_schema(
+    responses=OpenApiTypes.OBJECT,
+    parameters=[OpenApiParameter(name, str, description=f"Only the records whose {name} is "
+                                 "this (a test's system: either of its two).")
+                for name in dict.fromkeys(f for fields in SYSTEM_FILTERS.values()
+                                          for f in fields)],
+    description="The latest run's records of one section of the systems analysis (`systems`, "
+                "`system_tests`, `system_clusters`, `mixed_model`, `metric_meta_evaluation`; "
+                "docs/results.md), every question and scale unless filtered: "
+                "{section, run, results}. A study without systems gives an empty list.")
+@api_view(["GET"])
+@permission_classes([IsAuthenticated])
+@study_view(need=Role.VIEWER, slug_kwarg="study_slug")
+def system_results(request, study: Study, section: str) -> Response:
+    """Return the records of one systems section of the latest results document."""
+    if section not in SYSTEM_FILTERS:
+        raise Http404(f"No such section: choose one of {', '.join(SYSTEM_FILTERS)}.")
+    params = request.query_params
+    allowed = SYSTEM_FILTERS[section]
+    problems: dict[str, list[str]] = {}
+    for name in sorted(set(params) - {"format", *allowed}):
+        problems[name[:40]] = [f"not a filter of {section}; use {', '.join(allowed)}"]
+    for name in allowed:
+        value = params.get(name, "")
+        if "\x00" in value or len(value) > 1000:
+            problems[name] = ["must be text of at most 1000 characters, without NUL"]
+    if problems:
+        return Response(problems, status=status.HTTP_400_BAD_REQUEST)
+    document = latest_results(study=study)
+    if document is None:
+        raise Http404("No finished analysis yet: start a run.")
+    records = document.get(section)
+    match = {name: params[name] for name in allowed if name in params}
+    rows = [r for r in (records if isinstance(records, list) else [])
+            if isinstance(r, dict) and all(_matches(r, k, v) for k, v in match.items())]
+    return Response({"section": section, "run": document_run_id(document), "results": rows})

@@ -30,5 +30,7 @@ urlpatterns = [
     path("api/studies/<slug:study_slug>/results/", apis.results, name="results"),
     path("api/studies/<slug:study_slug>/results/items/<str:section>/", apis.result_items,
          name="result_items"),
+    path("api/studies/<slug:study_slug>/results/systems/<str:section>/", apis.system_results,
+         name="system_results"),
     path("api/", include(router.urls)),
 ]

@@ -27,7 +27,7 @@ from annotation.store import AnnotatorRow, ResponseRow, responses_store
 from core.items import coref_annotation, coref_plain_text
 from core.metrics.formats import Document, Mention
 from core.responses import Cell
-from studies.models import Item, Participant, Study
+from studies.models import Item, Participant, Study, SystemScore
 from studies.services import (
     items_import,
     participants_invite,
@@ -242,8 +242,110 @@ def demo_study(*, owner: User, slug: str, preset: str, seed: int = 7,
     return DemoStudy(study=study, participants=participants, behaviours=behaviours)
 
 
+# The systems demo (issue 24, point 5): four systems translate the same 30 sources, rated on two
+# questions by five annotators. Each system's true mean per question, on the 1–5 scale: a planted
+# order with a planted tie (`mt-medium` and `mt-tuned` are equally good: the analysis must not
+# find them significantly different), the same order on both questions.
+SYSTEM_QUALITY = {"mt-large": (4.3, 4.5), "mt-medium": (3.5, 3.8), "mt-tuned": (3.5, 3.8),
+                  "mt-small": (2.4, 2.9)}
+SYSTEM_SOURCES = 30
+SYSTEM_ANNOTATORS = 5
+SYSTEM_QUESTIONS = [
+    {"key": "adequacy", "prompt": "Does the translation convey the meaning of the source?",
+     "scale": "likert-1-5"},
+    {"key": "fluency", "prompt": "Does the translation read as fluent, natural text?",
+     "scale": "likert-1-5"},
+]
+_SOURCE_TOPICS = ["the harbour", "the election", "the new bridge", "the school fees", "the storm",
+                  "the museum", "the train strike", "the harvest", "the concert", "the budget"]
+
+
+def _system_items(rng: np.random.Generator) -> tuple[list[dict[str, object]],
+                                                     dict[str, tuple[str, str, float]]]:
+    """Return the item rows and each item's (system, source, true quality on adequacy).
+
+    Each source has a difficulty shared by every system's output of it (the source effect the
+    mixed model separates); the item metrics are `semsim`, which follows the true quality
+    closely, and `overlap`, which follows it loosely."""
+    rows: list[dict[str, object]] = []
+    truth: dict[str, tuple[str, str, float]] = {}
+    difficulty = rng.normal(0, 0.35, size=SYSTEM_SOURCES)
+    for s in range(SYSTEM_SOURCES):
+        source = f"src{s + 1:02d}"
+        subject = _SUBJECTS[s % len(_SUBJECTS)]
+        topic = _SOURCE_TOPICS[s % len(_SOURCE_TOPICS)]
+        for system, (adequacy, _) in SYSTEM_QUALITY.items():
+            quality = adequacy + difficulty[s]
+            item_id = f"{source}-{system}"
+            truth[item_id] = (system, source, quality)
+            level = float(np.clip((quality - 1) / 4, 0, 1))
+            rows.append({
+                "id": item_id,
+                "text": (f"Source {s + 1}: {subject} spoke about {topic}.\n\n"
+                         f"Translation: {subject} "
+                         + ("talked about" if quality > 3.6 else "said things on")
+                         + f" {topic}{'' if quality > 2.8 else ' and other'}."),
+                "metric:semsim": round(float(np.clip(level + rng.normal(0, 0.05), 0, 1)), 4),
+                "metric:overlap": round(float(np.clip(0.5 + 0.2 * (level - 0.5)
+                                                      + rng.normal(0, 0.2), 0, 1)), 4),
+            })
+    return rows, truth
+
+
+@transaction.atomic
+def demo_systems_study(*, owner: User, slug: str = "demo-systems", seed: int = 24) -> DemoStudy:
+    """Create the systems demo: 4 systems × 30 sources, two questions, five annotators who rate
+    every output, with the planted order and tie of `SYSTEM_QUALITY`, two item metrics and a
+    system-level metric score per system."""
+    rng = np.random.default_rng(seed)
+    study = study_create(
+        owner=owner, slug=slug, questions=SYSTEM_QUESTIONS,
+        title="Demo: which system translates best (4 systems, 1–5)",
+        instructions=("Each page shows a source sentence and one system's translation of it. "
+                      "Rate the translation on both questions."),
+        design={"items_per_participant": 0,
+                "annotators_per_item": SYSTEM_ANNOTATORS + DEMO_NEWCOMERS, "seed": seed},
+    )
+    rows, truth = _system_items(rng)
+    items_import(study=study, data=_csv(rows), filename=f"{slug}.csv")
+    # Each output names its system and its source (the block of outputs of one source).
+    stored = list(study.items.all())
+    for item in stored:
+        item.system, item.source = truth[item.external_id][:2]
+    Item.objects.bulk_update(stored, ["system", "source"])
+    # A system-level score of a third metric, as a `system,metric,value` file would give it.
+    SystemScore.objects.bulk_create(
+        SystemScore(study=study, system=system, metric="sys_bleu", value=round(value, 2))
+        for system, value in zip(SYSTEM_QUALITY, (31.5, 27.0, 27.9, 19.2), strict=True))
+    study_open(study=study)
+    by_pk = {item.pk: item for item in stored}
+    offsets = {key: [q[n] - q[0] for q in SYSTEM_QUALITY.values()]
+               for n, key in enumerate(("adequacy", "fluency"))}
+    systems = list(SYSTEM_QUALITY)
+    participants = participants_invite(study=study, count=SYSTEM_ANNOTATORS, label="demo")
+    bias = rng.normal(0, 0.25, size=SYSTEM_ANNOTATORS)
+    responses: list[ResponseRow] = []
+    for n, p in enumerate(participants):
+        for a in p.assignments.order_by("position"):
+            system, _, adequacy = truth[by_pk[a.item_id].external_id]
+            fluency = adequacy + offsets["fluency"][systems.index(system)]
+            cells = {key: Cell(float(np.clip(round(mean + bias[n] + rng.normal(0, 0.6)), 1, 5)))
+                     for key, mean in (("adequacy", adequacy), ("fluency", fluency))}
+            ms = int(rng.lognormal(2.8, 0.35) * 1000)
+            responses.append(ResponseRow(
+                annotator=n, item_id=a.item_id, presentation=a.presentation, assignment_id=a.pk,
+                position=a.position, active_ms=ms, source=Response.Source.APP, cells=cells,
+                events=[["shown", 0], ["answer", ms]]))
+    responses_store(study=study, annotators=[AnnotatorRow(participant=p) for p in participants],
+                    responses=responses, consented=True, checks_scored=True)
+    return DemoStudy(study=study, participants=participants,
+                     behaviours={p.pk: "reliable" for p in participants})
+
+
 def demo_seed(*, reset: bool = False) -> tuple[object, list[DemoStudy]]:
-    """Create the demo researcher and both demo studies (idempotent unless `reset`)."""
+    """Create the demo researcher and the three demo studies (idempotent unless `reset`): the
+    coreference and similarity studies with planted annotators, then the systems study (made
+    last, so that the first two keep the ids their frozen results were computed with)."""
     users = get_user_model().objects
     user, created = users.get_or_create(username=DEMO_USER, defaults={"is_staff": True,
                                                                        "is_superuser": True})
@@ -258,4 +360,10 @@ def demo_seed(*, reset: bool = False) -> tuple[object, list[DemoStudy]]:
             existing = None
         if existing is None:
             demos.append(demo_study(owner=user, slug=slug, preset=preset))
+    existing = Study.objects.filter(slug="demo-systems").first()
+    if existing and reset:
+        existing.delete()
+        existing = None
+    if existing is None:
+        demos.append(demo_systems_study(owner=user))
     return user, demos

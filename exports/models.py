@@ -14,7 +14,9 @@ class ExportJob(Job):
     noun = "export"
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="export_jobs")
-    what = models.CharField(max_length=10)  # responses|matrix|items|results|bundle
+    # responses|revisions|matrix|items|results|labels|gaps|bundle, or a systems section
+    # (metric_meta_evaluation: 22 characters)
+    what = models.CharField(max_length=30)
     format = models.CharField(max_length=10)  # csv|jsonl|parquet|json|zip
     path = models.CharField(max_length=500, blank=True)  # relative to settings.EXPORTS_DIR
     size_bytes = models.BigIntegerField(default=0)

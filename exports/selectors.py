@@ -42,6 +42,22 @@ PREFIXES = (("metrics", "metric:"), ("features", "feature:"), ("meta", "meta:"))
 KNOWN_PREFIXES = (("gold", "gold:"), ("tolerance", "tolerance:"))
 SENTIMENT_META = ("sentiment_a", "sentiment_b")
 PSEUDONYM_COLUMNS = ("pseudonym", "source", "external_id", "label")
+# The systems analysis' sections of the results document (docs/results.md), each an export of
+# the same name, with its records' fields as columns in this order (a field a record adds
+# beyond them follows, in the order first met).
+SYSTEM_COLUMNS: dict[str, tuple[str, ...]] = {
+    "systems": ("question", "scale", "system", "sources", "items", "answers", "mean",
+                "mean_low", "mean_high", "median", "rank", "rank_low", "rank_high", "cluster",
+                "reason"),
+    "system_tests": ("question", "scale", "system_a", "system_b", "sources", "mean_difference",
+                     "effect_size", "test", "statistic", "p_value", "p_adjusted", "correction",
+                     "significant", "reason"),
+    "system_clusters": ("question", "scale", "cluster", "system", "mean", "rank"),
+    "mixed_model": ("question", "scale", "kind", "name", "estimate", "std_error", "low", "high",
+                    "share", "converged", "reason"),
+    "metric_meta_evaluation": ("question", "scale", "metric", "level", "grouping", "statistic",
+                               "value", "low", "high", "p_value", "n", "other_metric", "reason"),
+}
 
 
 def export_is_large(*, study: Study, what: str) -> bool:
@@ -308,6 +324,9 @@ def export_row_estimate(*, study: Study, what: str) -> int:
     for the bundle): stored answers of every revision stand for responses and revisions."""
     if what == "results":
         return 1
+    if what in SYSTEM_COLUMNS:
+        records = (latest_results(study=study) or {}).get(what)
+        return max(1, len(records) if isinstance(records, list) else 0)
     if what in ("labels", "gaps"):
         document = latest_results(study=study)
         section = "item_labels" if what == "labels" else "item_gaps"

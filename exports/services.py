@@ -38,6 +38,7 @@ from .models import ExportJob
 from .selectors import (
     RESPONSE_COLUMNS,
     REVISION_COLUMNS,
+    SYSTEM_COLUMNS,
     export_job_file,
     export_job_target,
     export_row_estimate,
@@ -63,6 +64,8 @@ WHATS: dict[str, tuple[str, ...]] = {
     "results": ("json",),
     "labels": ("csv", "jsonl"),
     "gaps": ("csv", "jsonl"),
+    # The systems analysis: one export per section of the results document, of the same name.
+    **{section: ("csv", "jsonl") for section in SYSTEM_COLUMNS},
     "bundle": ("zip",),
 }
 # The columns of the `labels` export: one row per item × question × scale × method.
@@ -71,7 +74,7 @@ LABEL_COLUMNS = ("item", "question", "scale", "method", "label", "probability", 
 # The columns of the `gaps` export: one row per item × question × scale × aggregate × metric
 # with both a human answer and a metric value (the ``item_gaps`` records of docs/results.md).
 GAP_COLUMNS = ("item", "question", "scale", "aggregate", "metric", "human", "metric_value", "gap")
-RESULT_EXPORTS = ("results", "bundle", "labels", "gaps")
+RESULT_EXPORTS = ("results", "bundle", "labels", "gaps", *SYSTEM_COLUMNS)
 FORMATS = ("csv", "jsonl", "parquet", "json", "zip")
 TEXT_FORMATS = ("csv", "jsonl", "json")
 CONTENT_TYPES = {
@@ -154,6 +157,9 @@ def export_open(*, study: Study, what: str, fmt: str | None = None,
     elif what == "gaps":
         assert document is not None  # a result export (RESULT_EXPORTS): read above
         chunks = _gaps_chunks(document, fmt, tally)
+    elif what in SYSTEM_COLUMNS:
+        assert document is not None  # a result export (RESULT_EXPORTS): read above
+        chunks = _system_chunks(document, what, fmt, tally)
     else:
         assert document is not None  # the bundle, a result export (RESULT_EXPORTS): read above
         chunks = _bundle_chunks(study, document, tally)
@@ -272,6 +278,34 @@ def _gaps_chunks(document: dict[str, Any], fmt: str, tally: _Tally) -> Iterator[
         yield from csv_chunks(GAP_COLUMNS, ([r[c] for c in GAP_COLUMNS] for r in records))
 
 
+def system_records(document: dict[str, Any], section: str) -> list[dict[str, Any]]:
+    """The records of one systems section of the document, every question and scale, in the
+    document's order: empty for a study without systems or a run before the systems analysis."""
+    records = document.get(section)
+    if not isinstance(records, list):
+        return []
+    return [dict(r) for r in records if isinstance(r, dict)]
+
+
+def _system_cell(value: Any) -> Any:
+    # A list or object (none in the contract, but a later field might be one) as JSON text.
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, (list, dict)) else value
+
+
+def _system_chunks(document: dict[str, Any], section: str, fmt: str,
+                   tally: _Tally) -> Iterator[bytes]:
+    records = system_records(document, section)
+    rows = tally(section, records)
+    if fmt == "jsonl":
+        yield from jsonl_chunks(rows)
+        return
+    columns = list(SYSTEM_COLUMNS[section])
+    for record in records:
+        columns += [key for key in record if key not in columns]
+    # every cell through core.formats' writer: a system named "=HYPERLINK(...)" is neutralised
+    yield from csv_chunks(columns, ([_system_cell(r.get(c)) for c in columns] for r in rows))
+
+
 def _json_bytes(document: Any) -> bytes:
     return (json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode()
 
@@ -332,6 +366,10 @@ def _bundle_chunks(study: Study, document: dict[str, Any], tally: _Tally) -> Ite
         # The records that grow with the items, which the results document keeps apart.
         ("labels.csv", lambda: _labels_chunks(document, "csv", tally)),
         ("item_gaps.csv", lambda: _gaps_chunks(document, "csv", tally)),
+        # The systems analysis' tables, when the run has them.
+        *[(f"{section}.csv", lambda section=section: _system_chunks(document, section, "csv",
+                                                                      tally))
+          for section in SYSTEM_COLUMNS if system_records(document, section)],
         ("settings.json", lambda: [_json_bytes(meta)]),
         # The study as `create_study --definition` and `import_bundle` read it.
         (BUNDLE_DEFINITION, lambda: [_json_bytes(bundle_definition(study=study,
