@@ -52,8 +52,9 @@ METHOD_SETTINGS: Mapping[str, tuple[str, ...]] = {
 # The systems analysis' page (docs/statistics/systems.md) comes with the analysis itself: its
 # entry is there as soon as the page is.
 if "systems" in METHODS:
-    METHOD_SETTINGS = {**METHOD_SETTINGS, "systems": ("systems.", "bootstrap_samples",
-                                                      "bootstrap_confidence", "seed")}
+    METHOD_SETTINGS = {**METHOD_SETTINGS, "systems": (
+        "systems_resampling", "systems_test", "systems_correction", "systems_bootstrap",
+        "systems_permutations", "systems_alpha", "bootstrap_confidence", "seed")}
 
 # A link's target (a path relative to docs/) -> (page name or REFERENCES, fragment)
 Link = Callable[[str, str], str]

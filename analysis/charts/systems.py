@@ -100,8 +100,8 @@ def _means(ctx: _Context) -> Chart | None:
         mean, low, high = _num(r.get("mean")), _num(r.get("mean_low")), _num(r.get("mean_high"))
         rows.append({"system": str(r.get("system")), "mean": mean, "mean_low": low,
                      "mean_high": high, "median": _num(r.get("median")),
-                     "rank": _int(r.get("rank")), "rank_low": _int(r.get("rank_low")),
-                     "rank_high": _int(r.get("rank_high")),
+                     "rank": _num(r.get("rank")), "rank_low": _num(r.get("rank_low")),
+                     "rank_high": _num(r.get("rank_high")),
                      "cluster": cluster_label(r.get("cluster")),
                      "sources": _int(r.get("sources")), "items": _int(r.get("items")),
                      "label": _fmt(mean),
