@@ -27,7 +27,6 @@ docs/statistics/systems.md gives every formula, default and choice.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Literal
@@ -364,7 +363,8 @@ class PairTest:
     ``mean_difference`` = mean over shared sources of (a's − b's mean aggregate on the source);
     ``effect_size`` = Cohen's d_z (mean difference / sample sd of the differences);
     ``statistic``: the mean difference (permutation) or Wilcoxon's W; ``p_greater`` the
-    one-sided p of "a better than b" (permutation test only, for soft pairwise accuracy).
+    one-sided p of "a better than b" and ``p_less`` of "b better than a" (the permutation test's,
+    whatever ``test``: soft pairwise accuracy compares them).
     """
 
     a: int
@@ -377,6 +377,7 @@ class PairTest:
     p_adjusted: float | None
     significant: bool
     p_greater: float | None
+    p_less: float | None
     reason: str | None
 
 
@@ -459,6 +460,7 @@ def paired_tests(cells: FloatArray, *, test: TestName = "permutation",
             float(adjusted[j]) if ok else None,
             bool(ok and adjusted[j] < alpha),
             float(flip.p_greater[j]) if testable[j] else None,
+            float(flip.p_less[j]) if testable[j] else None,
             reason))
     return out
 
@@ -466,7 +468,7 @@ def paired_tests(cells: FloatArray, *, test: TestName = "permutation",
 # --------------------------------------------------------------------------- clusters
 
 
-def significance_clusters(means: Sequence[float], better: npt.ArrayLike) -> list[int]:
+def significance_clusters(means: npt.ArrayLike, better: npt.ArrayLike) -> list[int]:
     """Return each system's cluster (1 = top), systems ordered by mean (highest first).
 
     ``better[i, j]`` is true when system i is significantly better than system j.  Walking down
