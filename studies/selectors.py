@@ -107,6 +107,22 @@ def item_labels(*, study: Study) -> dict[str, list[str]]:
     return {"systems": distinct("system"), "sources": distinct("source")}
 
 
+def item_label_counts(*, study: Study) -> dict[str, int]:
+    """How many systems and sources the study's items name: ``{"systems": n, "sources": n}``.
+    One query."""
+    counts = study.items.aggregate(
+        systems=Count("system", distinct=True, filter=~Q(system="")),
+        sources=Count("source", distinct=True, filter=~Q(source="")))
+    return {"systems": counts["systems"], "sources": counts["sources"]}
+
+
+def labels_phrase(counts: dict[str, int]) -> str:
+    """" (4 systems over 30 sources)" for an import's message; "" when the items name none."""
+    parts = [f"{counts[k]} {k[:-1] if counts[k] == 1 else k}" for k in ("systems", "sources")
+             if counts[k]]
+    return f" ({' over '.join(parts)})" if parts else ""
+
+
 def system_scores(*, study: Study) -> dict[str, Any]:
     """The study's system-level metric scores as a table: ``{"metrics": [...], "rows":
     [{"system": s, "values": [value or None per metric]}, ...]}``, metrics and systems sorted.

@@ -147,3 +147,18 @@ def test_a_study_without_systems_shows_no_system_column(make_study, alice, alice
     make_study(alice, slug="plain")
     page = alice_client.get("/studies/plain/items/").content.decode()
     assert '<th scope="col">System</th>' not in page and 'id="system"' not in page
+
+
+def test_the_upload_says_how_many_systems_and_sources_it_brought(draft, alice_client):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    reply = alice_client.post("/studies/systems/items/", {"file": SimpleUploadedFile(
+        "items.csv", SYSTEMS_CSV.encode())}, follow=True)
+    assert "Imported 5 items from items.csv (2 systems over 2 sources)." in reply.content.decode()
+
+
+def test_the_item_page_names_its_system_and_source(draft, alice_client):
+    items_import(study=draft, data=SYSTEMS_CSV.encode(), filename="items.csv")
+    item = draft.items.get(external_id="d2-b")
+    page = alice_client.get(f"/studies/systems/items/{item.pk}/").content.decode()
+    assert "<dt>System</dt>" in page and "?system=sys-B" in page and "?source=doc-2" in page
