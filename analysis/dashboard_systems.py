@@ -88,7 +88,10 @@ def systems_section(doc: Mapping[str, Any], *, scale: str | None) -> SystemsSect
                                   order.get(t.get("system_b"), len(order)),
                                   str(t.get("system_a")), str(t.get("system_b"))))
     model = system_records(doc, "mixed_model", scale=shown)
-    fixed = [m for m in model if m.get("kind") == "fixed"]
+    # each system's fixed effect, in the systems' rank order (other terms first)
+    fixed = sorted((m for m in model if m.get("kind") == "fixed"),
+                   key=lambda m: (m.get("name") in order, order.get(m.get("name"), 0),
+                                  str(m.get("name"))))
     variance = [{**m, "label": VARIANCE_LABELS.get(str(m.get("name")), str(m.get("name"))),
                  "share_label": _percent(m.get("share"))}
                 for m in model if m.get("kind") == "variance"]

@@ -44,11 +44,10 @@ def systems_sections(question: str, scale: str = "raw", *, name: str | None = No
                       "significant": not tied, "reason": None})
     clusters = [{**base, "cluster": c, "system": s, "mean": m, "rank": r}
                 for s, m, _, _, _, r, _, _, c in rows]
-    model = [{**base, "kind": "fixed", "name": "Intercept", "estimate": 5.6, "std_error": 0.2,
-              "low": 5.2, "high": 6.0, "share": None, "converged": True, "reason": None}]
-    model += [{**base, "kind": "fixed", "name": f"system[{s}]", "estimate": round(m - 5.6, 6),
-               "std_error": 0.25, "low": round(m - 6.1, 6), "high": round(m - 5.1, 6),
-               "share": None, "converged": True, "reason": None} for s, m, *_ in rows[1:]]
+    # cell-means coding, as the analysis fits it: each system's effect is its adjusted mean
+    model = [{**base, "kind": "fixed", "name": s, "estimate": m, "std_error": 0.25,
+              "low": round(m - 0.5, 6), "high": round(m + 0.5, 6), "share": None,
+              "converged": True, "reason": None} for s, m, *_ in sorted(rows)]
     model += [{**base, "kind": "variance", "name": name, "estimate": value, "std_error": None,
                "low": None, "high": None, "share": share, "converged": True, "reason": None}
               for name, value, share in (("annotator", 0.3, 0.2), ("source", 0.45, 0.3),

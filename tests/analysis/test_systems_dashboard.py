@@ -79,11 +79,14 @@ def test_it_draws_the_means_and_the_heatmap_of_the_pairwise_tests(alice_client, 
 
 
 def test_it_lists_the_tests_the_mixed_model_and_the_meta_evaluation(alice_client, study, run):
-    text = visible_text(systems_html(dashboard(alice_client, study)))
+    html = systems_html(dashboard(alice_client, study))
+    text = visible_text(html)
     assert "5 of 6 differences are significant" in text
     assert "beta-mt / gamma-mt 0.100 0.09 permutation 0.4100 0.8200 holm not significant" in text
     assert "alpha-mt / delta-mt 3.400 3.09 permutation 0.0002 0.0004 holm alpha-mt is better" in text
-    assert "system[delta-mt] -3.400 0.250 [-3.90, -2.90]" in text
+    assert "delta-mt 2.200 0.250 [1.70, 2.70]" in text
+    fixed = re.search(r'id="mixed-fixed-table".*?</table>', html, flags=re.S)[0]
+    assert re.findall(r'<th scope="row">([^<]+)</th>', fixed) == RANKED  # in rank order
     assert "Annotators 0.300 20.0 %" in text and "Residual 0.750 50.0 %" in text
     assert "tracking 0.970 [0.87, 1.00]" in text
     assert "Soft pairwise accuracy" in text
@@ -129,7 +132,7 @@ def test_a_study_without_systems_shows_nothing_of_the_section(alice_client, stud
     analysed(study)
     html = dashboard(alice_client, study)
     assert 'id="systems"' not in html and 'href="#systems"' not in html
-    assert "system-means" not in html and "Systems:" not in visible_text(html)
+    assert "system-means" not in html and "which is better" not in visible_text(html)
 
 
 def test_an_older_document_without_the_sections_reads_as_no_systems():
@@ -186,3 +189,31 @@ def test_the_section_links_its_method_page_when_it_is_served(alice_client, study
     assert f'href="{url}"' in section
     page = alice_client.get(url)
     assert page.status_code == 200 and "<h1 id=\"method-title\">Systems" in page.content.decode()
+
+
+def test_the_systems_demo_analysed_for_real_shows_its_planted_order_and_tie(client):
+    """End to end: the demo's answers through the real analysis (core.stats.systems) to the
+    page. The planted order is recovered on both questions, and the planted tie is not
+    declared significant while every other pair is."""
+    from demo.services import demo_seed
+
+    owner, demos = demo_seed()
+    study = next(d.study for d in demos if d.study.slug == "demo-systems")
+    run = analysed(study)
+    client.force_login(owner)
+    tie = {"mt-medium", "mt-tuned"}
+    for question in ("adequacy", "fluency"):
+        records = [r for r in run.results["systems"]
+                   if r["question"] == question and r["scale"] == "raw"]
+        order = [r["system"] for r in sorted(records, key=lambda r: r["rank"])]
+        assert order[0] == "mt-large" and set(order[1:3]) == tie and order[3] == "mt-small"
+        tests = [t for t in run.results["system_tests"]
+                 if t["question"] == question and t["scale"] == "raw"]
+        assert len(tests) == 6
+        for t in tests:
+            assert t["significant"] is ({t["system_a"], t["system_b"]} != tie), t
+        section = systems_html(dashboard(client, study, question=question))
+        rows = re.findall(r'data-system="([^"]+)" data-cluster="(\w+)"', section)
+        assert rows[0] == ("mt-large", "1") and rows[3] == ("mt-small", "3")
+        assert {rows[1], rows[2]} == {("mt-medium", "2"), ("mt-tuned", "2")}
+        assert 'data-chart="system-means"' in section and 'id="meta-system-table"' in section

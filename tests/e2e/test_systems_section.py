@@ -34,6 +34,9 @@ def test_the_systems_section_reads_at_both_widths_without_sideways_scroll(
     for name in ("system-means", "system-tests"):
         assert page.locator(f"#chart-{name}[data-chart-state=rendered]").count() == 1, name
     assert page.locator("#systems-table tbody tr").count() == 4
+    # A phone widens its layout to the widest content: the page must stay at the device's width
+    # (a long question prompt in the question selector once made it 607 px).
+    assert page.evaluate("innerWidth") == width
     assert page.evaluate(NO_SIDEWAYS_SCROLL), page.evaluate(
         "document.documentElement.scrollWidth")
     # every chart of the section fits the width too
