@@ -202,6 +202,8 @@ def _tests(ctx: _Context) -> Chart | None:
         {"mark": {"type": "rect", "stroke": "white", "strokeWidth": 1},
          "encoding": {"x": x, "y": y, "tooltip": tooltip,
                       "color": {"field": "verdict", "type": "nominal", "title": "verdict",
+                                # two columns: the four verdicts fit a phone's width
+                                "legend": {"columns": 2},
                                 "scale": {"domain": list(VERDICTS),
                                           "range": list(VERDICT_COLOURS)}}}},
         {"mark": {"type": "text", "fontSize": 10, "baseline": "middle"},
