@@ -16,6 +16,8 @@ collected first, so that one run lists them all.
 from __future__ import annotations
 
 import json
+import os
+import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -54,6 +56,8 @@ RUN_AXE = """async tags => {
     nodes: v.nodes.slice(0, 4).map(n => n.target.join(' ') + '  ' + n.html.slice(0, 120))}));
 }"""
 WIDTH = "() => [document.scrollingElement.scrollWidth, window.innerWidth]"
+# A folder to keep a screenshot of every page checked in (to look at them), or unset.
+SHOTS = os.environ.get("CONCORD_A11Y_SHOTS", "")
 
 
 class Audit:
@@ -76,6 +80,9 @@ class Audit:
         self.pages.append(key)
         if violations:
             self.findings[key] = violations
+        if SHOTS:
+            slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+            page.screenshot(path=str(Path(SHOTS) / f"{slug}-{self.width}.png"))
         if self.width < 600:
             scroll, inner = page.evaluate(WIDTH)
             if scroll > inner:
@@ -128,6 +135,20 @@ def _setup(live_server, django_user_model):
     queued_export = export_job_create(study=coref, user=user, what="items", fmt="csv",
                                       enqueue=False)
     run = AnalysisRun.objects.filter(study=coref, status="done").latest("pk")
+    # Participants in every state the participants page marks: live quality flags, excluded,
+    # screened out, stopped, revoked.
+    from analysis.live import live_quality_study
+    from studies.services import participant_exclude
+
+    for study in (coref, pair):
+        live_quality_study(study_id=study.pk)
+    participant_exclude(study=coref, pseudonym="A2", excluded=True)
+    failed, stopped, revoked = participants_invite(study=screening, count=3)
+    now = timezone.now()
+    Participant.objects.filter(pk=failed.pk).update(screening=Participant.Screening.FAILED,
+                                                    consented_at=now)
+    Participant.objects.filter(pk=stopped.pk).update(stopped_at=now, consented_at=now)
+    Participant.objects.filter(pk=revoked.pk).update(revoked_at=now)
     analysis_run_create(study=plain, enqueue=False)  # its dashboard follows a queued run
     return {
         "user": DEMO_USER, "coref": coref, "pair": pair, "summeval": summeval,
@@ -158,6 +179,8 @@ def _researcher_pages(audit: Audit, page, base: str, data: dict) -> None:
         ("items", f"{c}/items/"),
         ("item", f"{c}/items/{item.pk}/"),
         ("participants", f"{c}/participants/"),
+        ("participants (pair)", f"{base}/studies/{data['pair'].slug}/participants/"),
+        ("participants (screening)", f"{base}/studies/{data['screening'].slug}/participants/"),
         ("participant revoke", f"{c}/participants/{participant.pk}/revoke/"),
         ("sharing", f"{c}/sharing/"),
         ("settings", f"{c}/settings/"),
