@@ -40,6 +40,9 @@ SCREENED = ("id,text,role,gold:{q},tolerance:{q}\n"
             "s1,Screening passage one.,screening,6,1\n"
             "s2,Screening passage two.,screening,1,1\n"
             "m1,Main passage one.,,,\nm2,Main passage two.,,,\n")
+SYSTEMS = "id,text,system,source\n" + "".join(
+    f"d{d}-{x},Output of system {x} for document {d}.,sys-{x},doc{d}\n"
+    for d in range(1, 5) for x in "ABC")
 RESPONSES = ("annotator,item,value\n" + "".join(
     f"r{a},i{i},{(a + i) % 8}\n" for a in range(1, 4) for i in range(1, 5))).encode()
 
@@ -114,7 +117,17 @@ def _setup(live_server, django_user_model):
     pair = Study.objects.get(slug="demo-similarity")
     summeval = study_make(user, slug="summeval", preset="summeval-4x5", items=ITEMS)
     Summeval(summeval)
-    for study in (coref, pair, summeval):
+    # Items of three systems over four sources, with system-level metric scores.
+    from studies.services.scores import system_scores_import
+    from tests.answers import submit
+
+    systems = study_make(user, slug="systems", items=SYSTEMS)
+    system_scores_import(study=systems, data=b"system,metric,value\nsys-A,bleu,0.3\n"
+                         b"sys-B,bleu,0.5\nsys-C,bleu,0.4\n", filename="scores.csv")
+    for n, annotator in enumerate(participants_invite(study=systems, count=4)):
+        for position in range(annotator.n_assigned):
+            submit(annotator, position=position, value=(n + position) % 8)
+    for study in (coref, pair, summeval, systems):
         analysis_run_execute(run_id=analysis_run_create(study=study, enqueue=False).pk)
     member_add(study=coref, username="alice", role="viewer", user=None)
     probe = study_make(user, slug="probe", items="", open=False)
@@ -152,7 +165,7 @@ def _setup(live_server, django_user_model):
     analysis_run_create(study=plain, enqueue=False)  # its dashboard follows a queued run
     return {
         "user": DEMO_USER, "coref": coref, "pair": pair, "summeval": summeval,
-        "screening": screening, "plain": plain, "probe": probe, "paused": paused, "crowd": crowd,
+        "screening": screening, "plain": plain, "systems": systems, "probe": probe, "paused": paused, "crowd": crowd,
         "run": run, "import_job": import_job, "done_export": done_export,
         "queued_export": queued_export, "alice": alice,
         "pseudonym": next(iter(pseudonyms(study=coref).values())),
@@ -196,6 +209,9 @@ def _researcher_pages(audit: Audit, page, base: str, data: dict) -> None:
         ("dashboard (pair)", f"{base}/studies/{data['pair'].slug}/results/"),
         ("dashboard (summeval)", f"{s}/results/"),
         ("dashboard (summeval, fluency)", f"{s}/results/?question=fluency"),
+        ("dashboard (systems)", f"{base}/studies/systems/results/"),
+        ("items (systems)", f"{base}/studies/systems/items/?system=sys-A"),
+        ("system scores", f"{base}/studies/systems/system-scores/"),
         ("dashboard (run queued)", f"{p}/results/"),
         ("dashboard (no run)", f"{base}/studies/{data['screening'].slug}/results/"),
         ("annotator results", f"{c}/results/annotators/{data['pseudonym']}/"),
