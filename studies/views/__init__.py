@@ -12,6 +12,7 @@ from .lists import (
     participants_list,
 )
 from .sharing import (
+    member_invite_view,
     member_remove_view,
     member_role,
     sharing,
@@ -40,6 +41,7 @@ __all__ = [
     "item_detail",
     "item_edit",
     "items_upload",
+    "member_invite_view",
     "member_remove_view",
     "member_role",
     "participant_action",
