@@ -567,8 +567,10 @@ REST_FRAMEWORK = {
         "tokens.authentication.AccessTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
+    # A token's scope (read or write) and its one study, if it is limited to one.
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated",
-                                   "tokens.permissions.TokenScope"],
+                                   "tokens.permissions.TokenScope",
+                                   "tokens.permissions.TokenStudy"],
     # DRF's JSON parser with a nesting limit and no NUL or lone surrogate: a 400, never a 500.
     "DEFAULT_PARSER_CLASSES": ["studies.parsers.JSONParser",
                                "rest_framework.parsers.FormParser",
@@ -576,7 +578,8 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "studies.pagination.Pagination",
     "PAGE_SIZE": 100,
-    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend",
+                                "tokens.permissions.TokenStudyFilter"],
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Concord API",
