@@ -104,6 +104,9 @@ class SignupForm(UserCreationForm):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["email"].required = True
+        for name, label in (("username", "User name"), ("email", "E-mail address"),
+                            ("password2", "Password again")):
+            self.fields[name].label = label
 
 
 class MemberRoleForm(forms.Form):

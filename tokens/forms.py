@@ -19,9 +19,8 @@ class TokenCreateForm(forms.Form):
                               help_text="Read only: the API's reads (results, exports, lists); "
                                         "a script that changes studies needs read and write.")
     study = forms.ChoiceField(label="Study", required=False,
-                              help_text="A token for one study reaches that study only: the "
-                                        "API answers 404 for any other, as for a study you have "
-                                        "no role in, and lists only this one.")
+                              help_text="A token for one study reaches only that study: "
+                                        "to it, your other studies do not exist.")
 
     def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
