@@ -257,7 +257,8 @@ VIEWER_POSTS: set[str] = {"exports-api-list"}
 
 # Deleting a study, and sharing it (the page, a role change, a removal; the members API).
 OWNER_ONLY: set[str] = {"delete", "study-delete-study", "sharing", "member_role", "member_remove",
-                        "member_invite", "member-list", "member-detail", "member-remove"}
+                        "member_invite", "member-list", "member-detail", "member-remove",
+                        "member-invite"}
 
 
 def test_the_method_pages_need_a_login_and_name_only_known_methods(alice, client):

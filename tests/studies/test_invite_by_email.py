@@ -219,3 +219,32 @@ def test_sign_up_is_limited_per_client_address(settings):
                                                   "email": "ivo@example.org"})
     assert refused.status_code == 429 and "Too many accounts" in refused.content.decode()
     assert not get_user_model().objects.filter(username="ivo").exists()
+
+
+def test_the_api_invites_by_address_for_owners(study, alice, bob, settings):
+    from rest_framework.test import APIClient
+
+    settings.CONCORD_INVITES_PER_HOUR = 2
+    owner = APIClient()
+    owner.force_authenticate(alice)
+    made = owner.post("/api/studies/shared/members/invite/",
+                      {"email": "jo@example.org", "role": "viewer"}, format="json")
+    assert made.status_code == 201
+    assert {k: made.json()[k] for k in ("username", "role", "new_account", "mailed")} == {
+        "username": "jo", "role": "viewer", "new_account": True, "mailed": True}
+    assert "/accounts/reset/" in mail.outbox[0].body
+    added = owner.post("/api/studies/shared/members/invite/",
+                       {"email": "bob@example.org", "role": "editor"}, format="json")
+    assert added.status_code == 201 and added.json()["new_account"] is False
+    over = owner.post("/api/studies/shared/members/invite/",
+                      {"email": "kim@example.org", "role": "viewer"}, format="json")
+    assert over.status_code == 429 and over["Retry-After"] == "3600"
+    assert owner.post("/api/studies/shared/members/invite/", {"email": "nope", "role": "viewer"},
+                      format="json").status_code == 400
+    editor = APIClient()
+    editor.force_authenticate(bob)
+    assert editor.post("/api/studies/shared/members/invite/",
+                       {"email": "lee@example.org", "role": "owner"},
+                       format="json").status_code == 403
+    assert not get_user_model().objects.filter(email__in=["kim@example.org", "lee@example.org"]
+                                               ).exists()
