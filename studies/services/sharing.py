@@ -11,7 +11,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.contrib.auth.tokens import default_token_generator
 from django.core.mail import send_mail
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.encoding import force_bytes
@@ -134,7 +134,14 @@ def _invite_record(*, study: Study, email: str, role: str,
     new_account = not accounts
     if new_account:
         # No password yet (an unusable one): the colleague chooses it through the mail's link.
-        colleague = people.create_user(_username_for(email), email=email, password=None)
+        try:
+            with transaction.atomic():  # a savepoint: a name taken meanwhile is a clear 400
+                colleague = people.create_user(_username_for(email), email=email,
+                                               password=None)
+        except IntegrityError:
+            raise InputError([Problem(study.slug, None, "email",
+                                      "another account was made with that name just now; "
+                                      "send the invitation again")]) from None
     else:
         colleague = accounts[0]
         if not colleague.is_active:

@@ -248,3 +248,24 @@ def test_the_api_invites_by_address_for_owners(study, alice, bob, settings):
                        format="json").status_code == 403
     assert not get_user_model().objects.filter(email__in=["kim@example.org", "lee@example.org"]
                                                ).exists()
+
+
+def test_an_account_never_given_a_password_gets_the_link_again(study, alice_client, alice,
+                                                                make_study):
+    make_study(alice, slug="second", open=False)
+    alice_client.post(INVITE, {"email": "noa@example.org", "role": "viewer"})
+    alice_client.post("/studies/second/sharing/invite/", {"email": "noa@example.org",
+                                                          "role": "editor"})
+    first, second = mail.outbox
+    assert get_user_model().objects.filter(email="noa@example.org").count() == 1
+    assert "/accounts/reset/" in first.body and "/accounts/reset/" in second.body
+
+
+def test_a_user_name_taken_meanwhile_is_a_clear_refusal(study, alice_client):
+    from django.db import IntegrityError
+
+    with mock.patch("django.contrib.auth.models.UserManager.create_user",
+                    side_effect=IntegrityError("duplicate key")):
+        reply = alice_client.post(INVITE, {"email": "ole@example.org", "role": "viewer"})
+    assert reply.status_code == 400 and "send the invitation again" in reply.content.decode()
+    assert not study.memberships.filter(user__email="ole@example.org").exists()
