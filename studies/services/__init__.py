@@ -2,7 +2,8 @@
 `items` (item imports, edits and deletions), `lifecycle` (history, status changes, archive,
 deletion), `participants` (invitations, enrolment, assignment, screening, pseudonyms, exclusion),
 `controls` (random control pairs), `sharing` (researchers' roles, invitations by e-mail),
-`accounts` (the open sign-up) and `definition` (settings edited, clone).
+`accounts` (the open sign-up), `definition` (settings edited, clone) and `scores` (system-level
+metric scores).
 
 Callers import from `studies.services` as before; a test that replaces a function for the
 functions that call it replaces it in the module that looks it up (e.g. `studies.services.items`).
@@ -46,6 +47,7 @@ from .participants import (
     screening_decide,
     study_has_room,
 )
+from .scores import SystemScoresImported, system_scores_delete, system_scores_import
 from .sharing import Invitation, member_add, member_change, member_invite, member_remove
 
 __all__ = [
@@ -57,6 +59,7 @@ __all__ = [
     "TRANSITIONS",
     "Invitation",
     "StudyFull",
+    "SystemScoresImported",
     "controls_generate",
     "coref_items_import",
     "item_delete",
@@ -93,4 +96,6 @@ __all__ = [
     "study_transition",
     "study_update",
     "study_writable",
+    "system_scores_delete",
+    "system_scores_import",
 ]
