@@ -38,7 +38,7 @@ METHOD_SETTINGS: Mapping[str, tuple[str, ...]] = {
     "alpha": ("level", "simple_threshold", "bootstrap_samples", "bootstrap_confidence", "seed",
               "outlier_threshold"),
     "trust": ("level", "trust_variant", "trust_max_exact", "trust_samples",
-              "trust_max_annotators", "outlier_threshold", "simple_threshold", "seed"),
+              "trust_budget_s", "trust_max_annotators", "outlier_threshold", "simple_threshold", "seed"),
     "competence": ("seed",),
     "correlation-intervals": ("correlation_intervals", "bootstrap_samples",
                               "bootstrap_confidence", "seed"),
