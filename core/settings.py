@@ -395,7 +395,8 @@ class AnalysisSettings:
         label="Bootstrap intervals on correlations",
         help="every metric–human correlation (every rule combination), the baseline only "
              "(and the radical/centrist rows), or none: each interval resamples the items "
-             "bootstrap_samples times, seconds apiece at tens of thousands of items")
+             "as many times as the bootstrap resamples, seconds apiece at tens of thousands of "
+             "items")
     comparison_alpha: float = _knob(0.05, kind="float", low=0.0, high=1.0, open_low=True,
                                     open_high=True, label="Metric comparison: significance level",
                                     help="Williams' test says one metric agrees with the humans "
