@@ -35,7 +35,7 @@ def _api_field(spec: Knob) -> serializers.Field:
     if spec.kind == "choice":
         return serializers.ChoiceField(spec.choices, **common)
     if spec.kind == "int":
-        return serializers.IntegerField(**common)
+        return serializers.IntegerField(allow_null=spec.optional, **common)
     if spec.kind == "float":
         return serializers.FloatField(allow_null=spec.optional, **common)
     return serializers.ListField(child=serializers.CharField(), **common)
