@@ -187,8 +187,7 @@ def system_scores(
             median[k] = float(np.median(values[bounds[k]:bounds[k + 1]]))
     draws = rng.integers(0, n_blocks, size=(n_boot, n_blocks)) if n_blocks else \
         np.zeros((n_boot, 0), np.int64)
-    c = np.zeros((n_boot, n_blocks))
-    np.add.at(c, (np.repeat(np.arange(n_boot), n_blocks), draws.ravel()), 1.0)
+    c = _draw_counts(draws, n_blocks)
     if resampling == "sources":
         with np.errstate(invalid="ignore", divide="ignore"):
             boot = (c @ sums) / (c @ counts)
@@ -216,6 +215,13 @@ def system_scores(
                         rank_high, boot, c, resampling, reason)
 
 
+def _draw_counts(draws: IntArray, n: int) -> FloatArray:
+    """Return how many times each of ``n`` units was drawn in each row of ``draws``."""
+    rows = draws.shape[0]
+    flat = (np.arange(rows)[:, None] * n + draws).ravel()
+    return np.bincount(flat, minlength=rows * n).astype(float).reshape(rows, n)
+
+
 def _two_way(system: IntArray, block: IntArray, c: FloatArray,
              answers: tuple[npt.ArrayLike, npt.ArrayLike, npt.ArrayLike], n_systems: int,
              rng: np.random.Generator) -> FloatArray:
@@ -230,8 +236,7 @@ def _two_way(system: IntArray, block: IntArray, c: FloatArray,
     n_ann = names.size
     a_draws = rng.integers(0, n_ann, size=(n_boot, n_ann)) if n_ann else \
         np.zeros((n_boot, 0), np.int64)
-    w = np.zeros((n_boot, n_ann))
-    np.add.at(w, (np.repeat(np.arange(n_boot), n_ann), a_draws.ravel()), 1.0)
+    w = _draw_counts(a_draws, n_ann)
     # answer → item (sum over answers) and item → system (sum over items) as sparse matrices.
     to_item = sparse.csr_matrix((np.ones(item.size), (item, np.arange(item.size))),
                                 shape=(n_items, item.size))
