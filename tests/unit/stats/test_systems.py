@@ -378,3 +378,17 @@ def test_spa_uses_one_sided_paired_permutation_p_values_as_scipy_computes_them()
     i, j = np.triu_indices(4, 1)
     want = 1.0 - np.mean(np.abs(scipys(human)[i, j] - scipys(metric)[i, j]))
     assert soft_pairwise_accuracy(p_h, p_m) == pytest.approx(want)
+
+
+def test_the_per_system_monte_carlo_equals_the_per_pair_one():
+    from core.stats.systems import pair_differences
+    rng = np.random.default_rng(9)
+    cells = rng.normal(0, 1, (40, 5)) + np.array([0.3, 0.2, 0.1, 0.0, 0.0])
+    cells[[3, 7], 4] = np.nan  # system 4 misses two sources: its pairs go the per-pair way
+    pairs, d = pair_differences(cells)
+    generic = sign_flip_test(d, permutations=3000, rng=np.random.default_rng(1))
+    fast = sign_flip_test(d, permutations=3000, rng=np.random.default_rng(1), cells=cells,
+                          pairs=pairs)
+    assert np.allclose(fast.p_greater, generic.p_greater)
+    assert np.allclose(fast.p_two_sided, generic.p_two_sided)
+    assert [int(v) for v in fast.n] == [38 if 4 in p else 40 for p in pairs]
