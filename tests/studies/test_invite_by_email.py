@@ -45,6 +45,7 @@ def test_it_invites_a_new_address_who_sets_a_password_logs_in_and_sees_the_study
     assert "as an editor" in message.body and "Your user name is carla.diaz" in message.body
     shown = alice_client.get("/studies/shared/sharing/").content.decode()
     assert "Account carla.diaz made for Carla.Diaz@example.org" in shown
+    assert "invited, no password chosen yet" in shown
 
     colleague = Client()
     page = colleague.get(link_in(message), follow=True)
@@ -62,6 +63,8 @@ def test_it_invites_a_new_address_who_sets_a_password_logs_in_and_sees_the_study
     assert "/studies/shared/" in listed
     assert colleague.get("/studies/shared/").status_code == 200
     assert colleague.get("/studies/shared/sharing/").status_code == 403  # an editor, no owner
+    assert "no password chosen yet" not in alice_client.get("/studies/shared/sharing/"
+                                                           ).content.decode()
 
 
 def test_it_records_the_invitation_in_the_history(study, alice_client, alice, bob):
