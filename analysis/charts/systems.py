@@ -143,7 +143,7 @@ def _means(ctx: _Context) -> Chart | None:
         f"Each system's mean rating on the {scale} scale (a point) with its 95 % bootstrap "
         f"interval over the sources (a line), best first. Systems of one colour and shape are "
         f"one significance cluster: a new cluster begins where a system is significantly worse "
-        f"than every system above it (pairwise tests with Holm's correction).")
+        f"than every system above it (pairwise tests with the correction of Holm 1979).")
     return _chart("system-means", "systems", f"System means ({scale} scale)", description, rows,
                   width="container", height={"step": 26}, layer=layers)
 
@@ -215,7 +215,7 @@ def _tests(ctx: _Context) -> Chart | None:
     description = (
         f"Every pair of systems on the {scale} scale, tested on the sources both were rated on: "
         f"each cell is the row system against the column system, its text the p-value adjusted "
-        f"for multiple comparisons ({correction}). Green: the row system is "
+        f"for multiple comparisons ({correction}; Holm 1979). Green: the row system is "
         f"significantly better; red: significantly worse; light: the difference is not "
         f"significant. The tooltip gives the mean difference and the effect size.")
     return _chart("system-tests", "systems", f"Pairwise tests of the systems ({scale} scale)",

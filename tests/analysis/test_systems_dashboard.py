@@ -105,13 +105,17 @@ def test_it_says_when_the_mixed_model_did_not_converge(alice_client, study, run)
     assert "The mixed model did not converge" in text
 
 
-def test_every_wide_table_scrolls_in_a_focusable_labelled_box(alice_client, study, run):
+def test_every_table_scrolls_in_its_own_box_and_is_named_by_its_caption(alice_client, study,
+                                                                      run):
+    """A wide table scrolls inside its box, never the page; js/scroll-regions.js makes the box a
+    named tab stop when it is narrower than the table, named by the table's caption."""
     section = systems_html(dashboard(alice_client, study))
-    boxes = re.findall(r'<div class="scroll"([^>]*)>\s*<table', section)
-    assert len(boxes) == 7
-    for attributes in boxes:
-        assert 'tabindex="0"' in attributes and 'role="region"' in attributes
-        assert re.search(r'aria-label="[^"]+"', attributes)
+    tables = re.findall(r'<div class="scroll">\s*<table[^>]*>\s*<caption>([^<]+)</caption>',
+                        section)
+    assert tables == ["Systems ranked, best first", "Every pair of systems", "Fixed effects",
+                      "Variance components", "System level",
+                      "Does one metric rank the systems better than another?", "Item level"]
+    assert section.count("<table") == len(tables)
 
 
 def test_the_table_of_contents_links_the_section(alice_client, study, run):
@@ -166,29 +170,17 @@ def test_a_missing_mean_reads_as_a_dash_with_its_reason():
     assert row["mean"] is None and row["reason"] == "the system has one item"
 
 
-def test_the_section_links_its_method_page_when_it_is_served(alice_client, study, run,
-                                                             monkeypatch, tmp_path):
-    """docs/statistics/systems.md is the method page (the systems analysis writes it); with a
-    page of that name served, the section links the run's page, and the link answers."""
-    if "systems" not in methods.METHODS:
-        folder = tmp_path / "statistics"
-        folder.mkdir()
-        for path in methods.STATISTICS.glob("*.md"):
-            (folder / path.name).write_text(path.read_text())
-        (folder / "systems.md").write_text(
-            "# Systems: which is better\n\nMeans, intervals, ranks and clusters.\n")
-        monkeypatch.setattr(methods, "STATISTICS", folder)
-        monkeypatch.setattr(methods, "METHODS", (*methods.METHODS, "systems"))
-        import analysis.dashboard_page
-        import analysis.views
-        monkeypatch.setattr(analysis.dashboard_page, "METHODS", methods.METHODS)
-        monkeypatch.setattr(analysis.views.methods, "METHODS", methods.METHODS)
+def test_the_section_links_its_method_page_and_the_works_it_cites(alice_client, study, run):
     section = systems_html(dashboard(alice_client, study))
     url = reverse("analysis:run_method", kwargs={"slug": study.slug, "run_id": run.pk,
                                                  "name": "systems"})
     assert f'href="{url}"' in section
-    page = alice_client.get(url)
-    assert page.status_code == 200 and "<h1 id=\"method-title\">Systems" in page.content.decode()
+    page = alice_client.get(url).content.decode()
+    assert f'<h1 id="method-title">{methods.title_of("systems")}</h1>' in page
+    assert "systems_bootstrap" in page  # the run's settings the method reads
+    references = reverse("analysis:references")
+    for key in ("Holm 1979", "Thompson et al. 2024", "Graham and Baldwin 2014"):
+        assert f'href="{references}#{methods.reference_anchor(key)}">{key}</a>' in section, key
 
 
 def test_the_systems_demo_analysed_for_real_shows_its_planted_order_and_tie(client):
