@@ -1,6 +1,6 @@
 """The dashboard's Systems section in Chromium at 1280 and 390 px (issue 24, point 4): its two
-charts draw, the page never scrolls sideways (the wide tables scroll inside their own box), and
-the section is reached and its tables scrolled by keyboard alone."""
+charts draw, the page never scrolls sideways (the wide tables scroll inside their own box), it
+passes axe-core, and the section is reached and its tables scrolled by keyboard alone."""
 
 import pytest
 
@@ -9,6 +9,7 @@ from tests.analysis.systems_document import with_systems
 from tests.analysis.test_dashboard_readable import analysed
 
 from .conftest import login
+from .test_accessibility import Audit
 from .test_dashboard_readable import NO_SIDEWAYS_SCROLL, charts_drawn
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -43,6 +44,10 @@ def test_the_systems_section_reads_at_both_widths_without_sideways_scroll(
     for box in page.locator("#systems figure.chart").all():
         assert box.bounding_box()["x"] + box.bounding_box()["width"] <= width + 1
     assert page.csp_violations == []
+    # axe-core's WCAG 2.1 A and AA rules, as every page of tests/e2e/test_accessibility.py
+    audit = Audit(width)
+    audit.check(page, "systems dashboard")
+    assert audit.findings == {}
     if width >= 1280:  # the ranked table fits: its box is no useless tab stop
         assert page.locator("#systems-table").evaluate("t => t.parentElement.tabIndex") == -1
 
