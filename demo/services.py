@@ -8,6 +8,9 @@ Planted behaviours (pseudonyms follow the order of first response, which is this
   rule's case), `constant` (always the same value: a straight-liner),
   `slow` (reliable but ~7 minutes per item), `controls-high` (rates random control pairs as
   similar), `inconsistent` (answers duplicated items very differently the second time).
+
+The systems study (`demo_systems_study`) plants instead the quality of four systems over shared
+sources: an order and a tie (`SYSTEM_QUALITY`) the systems analysis must recover.
 """
 
 from __future__ import annotations
