@@ -209,3 +209,14 @@ def test_the_systems_demo_analysed_for_real_shows_its_planted_order_and_tie(clie
         assert rows[0] == ("mt-large", "1") and rows[3] == ("mt-small", "3")
         assert {rows[1], rows[2]} == {("mt-medium", "2"), ("mt-tuned", "2")}
         assert 'data-chart="system-means"' in section and 'id="meta-system-table"' in section
+
+
+def test_the_charts_download_as_spec_and_data_with_formulas_neutralised(alice_client, study):
+    with_systems(analysed(study), name="=cmd|' /C calc'!A0")
+    spec = alice_client.get(reverse("analysis:chart_spec", args=[study.slug, "system-tests"]))
+    assert spec.status_code == 200 and spec.json()["layer"][0]["mark"]["type"] == "rect"
+    data = alice_client.get(reverse("analysis:chart_data", args=[study.slug, "system-means",
+                                                                 "csv"]))
+    assert data.status_code == 200
+    first = data.content.decode().splitlines()[1]
+    assert first.startswith("\"'=cmd|' /C calc'!A0\"") or first.startswith("'=cmd")
