@@ -34,6 +34,7 @@ from ..forms import (
 from ..models import Membership, Study
 from ..selectors import (
     Role,
+    item_label_counts,
     participant_progress,
     study_definition,
     study_list,
@@ -102,6 +103,7 @@ def study_detail(request: HttpRequest, study: Study) -> HttpResponse:
         "is_owner": Membership.allows(study.role, Role.OWNER),
         "n_items": n_items,
         "n_controls": study.items.filter(is_control=True).count(),
+        "labels": item_label_counts(study=study),
         "participants": participants,
         "n_complete": sum(p.is_complete for p in participants),
         "upload_form": ItemUploadForm(),
