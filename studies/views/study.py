@@ -76,7 +76,8 @@ def study_new(request: HttpRequest) -> HttpResponse:
                 design={"items_per_participant": data["items_per_participant"],
                         "annotators_per_item": data["annotators_per_item"],
                         "duplicates": data["duplicates"],
-                        "duplicate_min_gap": data["duplicate_min_gap"], "seed": data["seed"]},
+                        "duplicate_min_gap": data["duplicate_min_gap"], "seed": data["seed"],
+                        "source_order": data["source_order"] or Study.SourceOrder.SPREAD},
             )
         except InputError as exc:
             for problem in exc.problems:
