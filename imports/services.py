@@ -207,7 +207,10 @@ def import_job_execute(*, job_id: int) -> ImportJob:
             count = items_import(study=job.study, data=(folder / DATA).read_bytes(),
                                  filename=job.filename, progress=report)
             labels = item_label_counts(study=job.study)
-            summary = {"items": count, **labels}
+            # the systems and sources only when the items name some: a study without them
+            # keeps the summary it always had
+            summary = {"items": count, **({k: v for k, v in labels.items() if any(
+                labels.values())})}
             message = (f"Imported {grouped(count)} items from {job.filename}"
                        f"{labels_phrase(labels)}.")
         else:
