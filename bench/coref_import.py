@@ -9,8 +9,8 @@ For each size it writes a gold and a system file of that many documents (each tw
 the phases of ``studies.services.coref_items_import`` on a draft study: reading both files
 (``core.metrics.formats.read_gold_and_system``), and the whole import (reading, the metrics and
 error features of every document, the inserts). It also prints the file sizes and whether the
-browser upload would go to the background import job (``CONCORD_COREF_SYNC_MAX_BYTES``: the
-larger of the two files above it). Prints human-readable lines and, LAST, one line of JSON.
+browser upload goes to the background import job (more documents than
+``CONCORD_COREF_SYNC_MAX_DOCUMENTS``, or a file larger than ``CONCORD_IMPORT_SYNC_MAX_BYTES``). Prints human-readable lines and, LAST, one line of JSON.
 """
 
 from __future__ import annotations
@@ -87,8 +87,8 @@ def main(argv: list[str] | None = None) -> int:
                                    gold_name="gold.conll", system_name="sys.conll",
                                    fmt="conll2012")
         total_s = time.perf_counter() - start
-        background = max(len(gold), len(system)) > getattr(
-            settings, "CONCORD_COREF_SYNC_MAX_BYTES", float("inf"))
+        background = (max(len(gold), len(system)) > settings.CONCORD_IMPORT_SYNC_MAX_BYTES
+                      or n > settings.CONCORD_COREF_SYNC_MAX_DOCUMENTS)
         rows.append({"documents": n, "items": count, "gold_bytes": len(gold),
                      "system_bytes": len(system), "read_s": round(read_s, 3),
                      "import_s": round(total_s, 3), "background": background})
