@@ -380,7 +380,8 @@ def test_a_large_conll_upload_is_answered_with_a_job_page_not_imported_in_the_re
     assert Item.objects.filter(study=coref_study).count() == 0  # nothing imported in the request
     kept = tmp_path / "imports" / job.folder
     assert (kept / "data").read_bytes() == gold and (kept / "system").read_bytes() == system
-    assert alice_client.get(response["Location"]).status_code == 200
+    page = alice_client.get(response["Location"]).content.decode()
+    assert "Import coreference items: gold.conll and sys.conll" in page
 
 
 def test_the_job_imports_what_the_request_would_have(coref_study, alice_client, settings,
