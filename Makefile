@@ -73,7 +73,8 @@ bench: $(VENV)/.test-deps
 bench-load: $(VENV)/.test-deps
 	$(BIN)/python -m bench.load
 
-## vendor: regenerate static/vendor/vega/ from frontend/package-lock.json (needs Node and npm)
+## vendor: regenerate static/vendor/vega/ (and the test-only tests/e2e/vendor/axe-core/) from
+## frontend/package-lock.json (needs Node and npm)
 vendor:
 	cd frontend && npm ci --no-audit --no-fund && npm run build
 

@@ -48,6 +48,8 @@ METHOD_SETTINGS: Mapping[str, tuple[str, ...]] = {
     "noise": ("noise_confidence", "noise_max_gamma"),
     "duplicates": ("quality.duplicate_inconsistency.",),
     "gaps-and-weights": (),
+    "systems": ("systems_resampling", "systems_test", "systems_correction", "systems_bootstrap",
+                "systems_permutations", "systems_alpha", "bootstrap_confidence", "seed"),
 }
 
 # A link's target (a path relative to docs/) -> (page name or REFERENCES, fragment)

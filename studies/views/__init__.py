@@ -1,5 +1,5 @@
 """The researcher's pages, one module per family: a study and its settings (`study`), its
-lists of items and participants (`lists`), its sharing (`sharing`). The URLs name them here."""
+lists of items and participants (`lists`), its sharing (`sharing`), its system-level metric scores (`scores`). The URLs name them here."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ from .lists import (
     participant_action,
     participants_list,
 )
+from .scores import system_scores_delete_view, system_scores_page
 from .sharing import (
+    member_invite_view,
     member_remove_view,
     member_role,
     sharing,
@@ -40,6 +42,7 @@ __all__ = [
     "item_detail",
     "item_edit",
     "items_upload",
+    "member_invite_view",
     "member_remove_view",
     "member_role",
     "participant_action",
@@ -55,4 +58,6 @@ __all__ = [
     "study_new_from_definition",
     "study_set_status",
     "study_settings",
+    "system_scores_delete_view",
+    "system_scores_page",
 ]
