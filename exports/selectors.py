@@ -311,6 +311,27 @@ def system_score_rows(*, study: Study) -> Iterator[tuple[str, str, float]]:
 # --- the pseudonym mapping ----------------------------------------------------------------------
 
 
+def participant_rows(*, study: Study) -> list[tuple[object, ...]]:
+    """Return each annotator's state, in `core.bundles.PARTICIPANT_COLUMNS` order and
+    pseudonym order: items assigned and answered, when they finished (null: they did not), the
+    screening, when they were stopped by the attention checks or revoked. Two queries.
+
+    What the study's pages count as complete (`Participant.status`), so that a replayed bundle
+    counts the same; no platform id, no link, no consent time.
+    """
+    names = pseudonyms(study=study)
+    rows = study.participants.filter(pk__in=list(names)).values_list(
+        "pk", "n_assigned", "n_answered", "completed_at", "screening", "stopped_at", "revoked_at")
+    out = [(names[pk], assigned, answered, _iso(completed), screening, _iso(stopped),
+            _iso(revoked))
+           for pk, assigned, answered, completed, screening, stopped, revoked in rows]
+    return sorted(out, key=lambda row: int(str(row[0])[1:]))
+
+
+def _iso(moment: datetime | None) -> str:
+    return "" if moment is None else _aware(moment).isoformat()
+
+
 def pseudonym_rows(*, study: Study) -> list[tuple[str, str, str, str]]:
     """Return the researcher's key from pseudonyms to real annotator ids, in PSEUDONYM_COLUMNS
     order and pseudonym order. Two queries.

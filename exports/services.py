@@ -28,6 +28,7 @@ from django.utils import timezone
 from analysis.selectors import item_records, latest_results, run_settings
 from analysis.services import code_version
 from core.bundles import DEFINITION as BUNDLE_DEFINITION
+from core.bundles import PARTICIPANT_COLUMNS, PARTICIPANTS
 from core.files import atomic_write, partial_name
 from core.formats import csv_chunks, jsonl_chunks, parquet_chunks, zip_chunks
 from jobs.services import job_done, job_enqueue, job_fail, job_progress, job_start
@@ -47,6 +48,7 @@ from .selectors import (
     item_rows,
     matrix_columns,
     matrix_rows,
+    participant_rows,
     response_columns,
     response_rows,
     revision_columns,
@@ -348,6 +350,9 @@ def _bundle_chunks(study: Study, document: dict[str, Any], tally: _Tally) -> Ite
         ("revisions.csv", lambda: _revisions_chunks(study, "csv", tally)),
         ("matrix.csv", lambda: _matrix_chunks(study, tally)),
         ("items.csv", lambda: _items_chunks(study, "csv", tally)),
+        # Each annotator's state (complete, screened out, stopped), which the replay restores.
+        (PARTICIPANTS, lambda: csv_chunks(PARTICIPANT_COLUMNS, tally(
+            "participants", iter(participant_rows(study=study))))),
         ("results.json", lambda: [_json_bytes(document)]),
         # The records that grow with the items, which the results document keeps apart.
         ("labels.csv", lambda: _labels_chunks(document, "csv", tally)),

@@ -36,6 +36,8 @@ from .bundles import bundle_import
 from .forms import BundleImportForm, ResponseImportForm
 from .models import ImportJob
 from .services import (
+    SYSTEM,
+    coref_import_is_large,
     import_is_large,
     import_job_confirm,
     import_job_create,
@@ -115,6 +117,15 @@ def coref_upload(request: HttpRequest, study: Study) -> HttpResponse:
             messages.error(request, f"{upload.name}: {size_over_limit(upload.size, limit=limit)}."
                                     " Nothing was imported.")
             return redirect("studies:detail", slug=study.slug)
+    if coref_import_is_large(gold=gold, system=system):  # a background job, a progress page
+        try:
+            job = import_job_create(study=study, user=_user(request), what="items", upload=gold,
+                                    maps={SYSTEM: system},
+                                    options={"coref_format": form.cleaned_data["format"]})
+        except InputError as exc:
+            return render(request, "studies/upload_errors.html",
+                          {"study": study, "error": exc, "filename": gold.name}, status=400)
+        return redirect("imports:import_job", slug=study.slug, job_id=job.pk)
     warnings = Collector(gold.name)
     try:
         count = coref_items_import(study=study, gold=gold.read(), system=system.read(),
