@@ -136,6 +136,11 @@ def _setup(live_server, django_user_model):
     plain = study_make(user, slug="plain", items=ITEMS_CSV)
     paused = study_make(user, slug="paused", items=ITEMS_CSV)
     crowd = study_make(user, slug="crowd", items=ITEMS_CSV)
+    # A study whose every place is taken: its open link says it is full.
+    full = study_make(user, slug="full", items=ITEMS_CSV, items_per_participant=0,
+                      annotators_per_item=1)
+    Participant.objects.filter(pk=participants_invite(study=full, count=1)[0].pk).update(
+        consented_at=timezone.now())
     token_create(user=user, name="laptop", days=30)
     import_job = import_job_create(
         study=plain, user=user, what="responses",
@@ -165,7 +170,8 @@ def _setup(live_server, django_user_model):
     analysis_run_create(study=plain, enqueue=False)  # its dashboard follows a queued run
     return {
         "user": DEMO_USER, "coref": coref, "pair": pair, "summeval": summeval,
-        "screening": screening, "plain": plain, "systems": systems, "probe": probe, "paused": paused, "crowd": crowd,
+        "screening": screening, "plain": plain, "systems": systems, "probe": probe,
+        "paused": paused, "crowd": crowd, "full": full,
         "run": run, "import_job": import_job, "done_export": done_export,
         "queued_export": queued_export, "alice": alice,
         "pseudonym": next(iter(pseudonyms(study=coref).values())),
@@ -235,6 +241,15 @@ def _researcher_pages(audit: Audit, page, base: str, data: dict) -> None:
                 f"{base}/account/tokens/{AccessToken.objects.first().pk}/revoke/")
     audit.visit(page, "member remove", f"{c}/sharing/{member.pk}/remove/")
     audit.visit(page, "404", f"{base}/studies/no-such-study/", status=404)
+    # The page of a database outage (config.middleware), as a person's form post gets it.
+    from django.test import RequestFactory
+
+    from config.middleware import unavailable_response
+
+    outage = unavailable_response(RequestFactory().post("/studies/new/")).content
+    page.route("**/outage/", lambda route: route.fulfill(
+        status=503, body=outage, content_type="text/html; charset=utf-8"))
+    audit.visit(page, "503 (database unavailable)", f"{base}/outage/", status=503)
     # A draft study's page, and an item file with problems uploaded there.
     audit.visit(page, "study page (draft)", f"{base}/studies/{data['probe'].slug}/")
     page.set_input_files("#id_file", {"name": "items.csv", "mimeType": "text/csv",
@@ -307,6 +322,7 @@ def _annotator_pages(audit: Audit, page, base: str, data: dict, settings) -> Non
     crowd = data["crowd"]
     join = f"{base}/join/{crowd.open_token}/"
     audit.visit(page, "join consent", join)
+    audit.visit(page, "study full (409)", f"{base}/join/{data['full'].open_token}/", status=409)
     audit.visit(page, "mturk preview", f"{join}?workerId=W1&assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE"
                 "&hitId=H1")
     page.goto(f"{join}?PROLIFIC_PID=p-axe-{audit.width}&STUDY_ID=s&SESSION_ID=x")
