@@ -227,6 +227,9 @@ def _researcher_pages(audit: Audit, page, base: str, data: dict) -> None:
         ("tokens", f"{base}/account/tokens/"),
         ("references", f"{base}/methods/references/"),
         ("run method (alpha)", f"{c}/results/runs/{data['run'].pk}/methods/alpha/"),
+        ("admin", f"{base}/admin/"),
+        ("admin users", f"{base}/admin/auth/user/"),
+        ("admin tokens", f"{base}/admin/tokens/accesstoken/"),
         *((f"method {name}", f"{base}/methods/{name}/") for name in methods.METHODS),
     ]
     for name, url in pages:
