@@ -6,8 +6,7 @@ from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
-from rest_framework.decorators import api_view, permission_classes
-from rest_framework.permissions import IsAuthenticated
+from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
 from core.results import SCHEMA
@@ -36,7 +35,7 @@ def _api_field(spec: Knob) -> serializers.Field:
     if spec.kind == "choice":
         return serializers.ChoiceField(spec.choices, **common)
     if spec.kind == "int":
-        return serializers.IntegerField(**common)
+        return serializers.IntegerField(allow_null=spec.optional, **common)
     if spec.kind == "float":
         return serializers.FloatField(allow_null=spec.optional, **common)
     return serializers.ListField(child=serializers.CharField(), **common)
@@ -109,8 +108,8 @@ class AnalysisRunViewSet(StudyScopedMixin, mixins.ListModelMixin, mixins.Retriev
 @extend_schema(responses=OpenApiTypes.OBJECT,
                description=f"The results document {SCHEMA}, every question of the study "
                            "(docs/results.schema.json).")
+# The API's default permissions (a log-in; a token's scope and study), as every API route.
 @api_view(["GET"])
-@permission_classes([IsAuthenticated])
 @study_view(need=Role.VIEWER, slug_kwarg="study_slug")
 def results(request, study: Study) -> Response:
     """Return the latest results document of the study (404 before the first finished run)."""
@@ -137,7 +136,6 @@ PAGE_MAX = 5000
                 "(docs/results.md, \"Items stored apart\"), in the full document's order: "
                 "{section, run, results, next}; ask again with after=next until next is null.")
 @api_view(["GET"])
-@permission_classes([IsAuthenticated])
 @study_view(need=Role.VIEWER, slug_kwarg="study_slug")
 def result_items(request, study: Study, section: str) -> Response:
     """Page through the per-item records the results document keeps apart."""

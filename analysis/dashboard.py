@@ -69,11 +69,34 @@ class TrustTable:
     rows: list[tuple[str, float | None, bool]]  # annotator, coefficient, outlier
     outliers: list[str]
     reason: str = ""
+    mc_error: Mapping[str, float | None] = field(default_factory=dict)  # sampled only
+    samples_wanted: int | None = None  # the trust_samples asked (sampled only)
+    budget_s: float | None = None  # the time limit that reduced the samples
 
     @cached_property
     def by_name(self) -> dict[str, float | None]:
         # Built once: the template looks one annotator up per row of the trust table.
         return {a: c for a, c, _ in self.rows}
+
+    @cached_property
+    def shown(self) -> dict[str, str]:
+        """Each annotator's coefficient as the page shows it: 3 decimals, and for a sampled
+        estimate ``± `` its Monte-Carlo standard error (a dash where there is none)."""
+        out = {}
+        for a, c, _ in self.rows:
+            if c is None:
+                out[a] = "—"
+                continue
+            text = f"{c:.3f}".replace("-0.000", "0.000")
+            err = self.mc_error.get(a)
+            out[a] = f"{text} ± {err:.3f}" if self.method == "sampled" and err is not None else text
+        return out
+
+    @property
+    def reduced(self) -> bool:
+        """Whether fewer subsets were drawn than asked, to stay within the time limit."""
+        return (self.method == "sampled" and self.samples_wanted is not None
+                and self.n_subsets < self.samples_wanted)
 
 
 @dataclass
@@ -146,7 +169,9 @@ def trust_table(doc: Mapping[str, Any], *, scale: str, items: str = "all") -> Tr
     rows = [(a, c, a in outlying) for a, c in r.get("coefficients", {}).items()]
     rows.sort(key=lambda row: (row[1] is None, -(row[1] or 0.0), row[0]))
     return TrustTable(scale, items, r.get("level", ""), r.get("variant", ""), r.get("method"),
-                      r.get("n_subsets", 0), rows, outliers, r.get("reason", ""))
+                      r.get("n_subsets", 0), rows, outliers, r.get("reason", ""),
+                      mc_error=r.get("mc_error") or {}, samples_wanted=r.get("samples_wanted"),
+                      budget_s=(doc.get("settings") or {}).get("trust_budget_s"))
 
 
 def duplicates_rows(doc: Mapping[str, Any], *, scale: str) -> list[Mapping[str, Any]]:

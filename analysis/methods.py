@@ -38,7 +38,7 @@ METHOD_SETTINGS: Mapping[str, tuple[str, ...]] = {
     "alpha": ("level", "simple_threshold", "bootstrap_samples", "bootstrap_confidence", "seed",
               "outlier_threshold"),
     "trust": ("level", "trust_variant", "trust_max_exact", "trust_samples",
-              "trust_max_annotators", "outlier_threshold", "simple_threshold", "seed"),
+              "trust_budget_s", "trust_max_annotators", "outlier_threshold", "simple_threshold", "seed"),
     "competence": ("seed",),
     "correlation-intervals": ("correlation_intervals", "bootstrap_samples",
                               "bootstrap_confidence", "seed"),
@@ -48,6 +48,8 @@ METHOD_SETTINGS: Mapping[str, tuple[str, ...]] = {
     "noise": ("noise_confidence", "noise_max_gamma"),
     "duplicates": ("quality.duplicate_inconsistency.",),
     "gaps-and-weights": (),
+    "systems": ("systems_resampling", "systems_test", "systems_correction", "systems_bootstrap",
+                "systems_permutations", "systems_alpha", "bootstrap_confidence", "seed"),
 }
 
 # A link's target (a path relative to docs/) -> (page name or REFERENCES, fragment)
@@ -134,12 +136,36 @@ def title_of(name: str) -> str:
     return first.lstrip("# ").strip().replace("*", "").replace("`", "") or name
 
 
-# Paragraphs for developers ("Code: `core/stats/…`. Tests: …", "Tests: …"): the page is for
-# researchers.
-_CODE_PARAGRAPH = re.compile(r"^(?:Code|Tests): .*?(?:\n\s*\n|\Z)", re.MULTILINE | re.DOTALL)
-# A section for developers ("## Low-level helpers (for developers: …)"), to the next section.
-_DEVELOPER_SECTION = re.compile(r"^## [^\n]*\(for developers[^\n]*\n.*?(?=^## |\Z)",
-                                re.MULTILINE | re.DOTALL)
+# Paragraphs for developers ("Code: `core/stats/…`. Tests: …", "Tests: …", "Tested (…)", and those
+# headed "**Two engines.**", "**Speed.**"): the page is for researchers.
+_CODE_PARAGRAPH = re.compile(
+    r"^(?:(?:Code|Tests): |Tested \(|\*\*(?:Two engines|Speed|Independent implementation)\.?\*\*)"
+    r".*?(?:\n\s*\n|\Z)", re.MULTILINE | re.DOTALL)
+# A section for developers, to the next heading of its level or above: one whose heading says
+# "(for developers…)", or begins with one of these (the code's functions, engines, benchmarks,
+# the tests' checks). Their text names files, numpy calls and signatures; the rest of the page
+# says what is computed.
+DEVELOPER_HEADINGS = ("API", "Functions", "Performance", "Checks", "Ours or crowd-kit",
+                      "The engine", "Exhaustive engines", "Distributed exact mode",
+                      "How an analysis run fans out", "Low-level helpers", "Shapes")
+_HEADING = re.compile(r"^(#{2,6}) ([^\n]*)\n", re.MULTILINE)
+
+
+def _without_developer_sections(text: str) -> str:
+    out, position, skip_level = [], 0, 0
+    for m in _HEADING.finditer(text):
+        level, heading = len(m[1]), m[2].strip()
+        if skip_level and level > skip_level:
+            continue  # a subsection of a section left out
+        if skip_level:
+            position, skip_level = m.start(), 0
+        if "(for developers" in heading or heading.startswith(DEVELOPER_HEADINGS):
+            out.append(text[position:m.start()])
+            skip_level = level
+    out.append("" if skip_level else text[position:])
+    return "".join(out)
+
+
 # A list item nested with 2–3 spaces (as GitHub reads it); Python-Markdown wants 4.
 _NESTED_ITEM = re.compile(r"^ {2,3}(?=(?:[-*+]|\d+\.) )", re.MULTILINE)
 
@@ -148,7 +174,7 @@ def for_readers(text: str) -> str:
     """The Markdown of a docs page as the app shows it: without the paragraphs that name the
     code and tests and the sections for developers, and with nested lists indented the way
     Python-Markdown reads them."""
-    return _NESTED_ITEM.sub("    ", _CODE_PARAGRAPH.sub("", _DEVELOPER_SECTION.sub("", text)))
+    return _NESTED_ITEM.sub("    ", _CODE_PARAGRAPH.sub("", _without_developer_sections(text)))
 
 
 @functools.lru_cache(maxsize=32)
@@ -176,6 +202,7 @@ def _render(path: Path, mtime_ns: int) -> Document:
                      link_rel="noopener noreferrer")
     # A link that reads as a file name ("references.md") reads as the page's title instead.
     html = _FILE_NAMED.sub(lambda m: f"{m[1]}{escape(title_of(m[2]))}</a>", html)
+    html = for_reading(html, folder)
     if path == DOCS / "references.md":
         # every listed work gets the anchor the dashboard's citations point to
         html = _REFERENCE_ITEM.sub(lambda m: f'<li id="{reference_anchor(m[2])}">{m[1]}', html)
@@ -184,6 +211,53 @@ def _render(path: Path, mtime_ns: int) -> Document:
     cited = () if path == DOCS / "references.md" else tuple(
         key for key in reference_keys() if key in flat)
     return Document(title.replace("*", "").replace("`", ""), html, cited)
+
+
+# What a reader should not meet as text (issue 23, point 10): a file of the code or a folder of
+# the repository in inline code, and a setting's key where its label can stand.
+_CODE_PATH = re.compile(r"[\w.-]*/[\w./<>&;-]*|[\w/-]+\.(?:py|toml)|python -m [\w.]+")
+_CODE = re.compile(r"(\(\s*)?<code>([^<]*)</code>(\s*\))?")
+_UNSERVED_LINK = re.compile(r"<a(?: rel=\"noopener noreferrer\")?>((?:\.\./)?[\w/-]+)\.md(#[\w-]*)?</a>")
+
+
+def _setting_labels() -> dict[str, str]:
+    return {path: spec.label for path, spec in knobs().items() if "_" in path or "." in path}
+
+
+def for_reading(html: str, folder: str) -> str:
+    """Return rendered docs HTML as a researcher reads it.
+
+    - A setting's key in inline code (``trust_max_exact``) reads as its label, in quotes
+      ("“Exact trust up to annotators”"), as the settings form names it.
+    - Inline code that names a file or folder of the repository (``core/stats/trust.py``,
+      ``python -m bench.trust``) is left out, with the parentheses it stood alone in.
+    - A link to a document the app does not serve (its address already dropped) reads as that
+      document's title instead of its file name.
+    """
+    labels = _setting_labels()
+
+    def code(m: re.Match[str]) -> str:
+        opening, inner, closing = m[1] or "", m[2], m[3] or ""
+        if inner in labels:
+            return f"{opening}“{escape(labels[inner])}”{closing}"
+        if _CODE_PATH.fullmatch(inner.strip()):
+            return "" if opening and closing else (opening.rstrip() if opening else "") + closing
+        return m[0]
+
+    def unserved(m: re.Match[str]) -> str:
+        # The link's text names the file; its address is gone. Beside the page, else at the
+        # top of docs/ (how the statistics pages name ../results.md: "results.md").
+        near = DOCS / posixpath.normpath(posixpath.join(folder, m[1] + ".md"))
+        top = DOCS / posixpath.normpath(m[1].lstrip("./") + ".md")
+        source = near if near.is_file() else top
+        if not source.is_file():
+            return m[1].rsplit("/", 1)[-1].replace("-", " ")
+        with source.open(encoding="utf-8") as f:
+            first = f.readline()
+        return escape(first.lstrip("# ").strip().replace("*", "").replace("`", ""))
+
+    html = _CODE.sub(code, html)
+    return _UNSERVED_LINK.sub(unserved, html)
 
 
 def reference_keys() -> list[str]:

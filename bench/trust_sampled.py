@@ -7,10 +7,10 @@ true value plus normal noise of sd ``0.3 … 3.0``, rounded and clipped; the las
 uniformly at random; 10 % of the cells missing; seeded. For each k and each sample size, times
 ``trust_coefficients(method="sampled")`` (best of ``--repeat``), and reports how stable the
 estimate is — the Spearman correlation of the coefficients of two seeds — and the rank of the
-random annotator (1 = lowest coefficient). Prints human-readable lines and, LAST, one line of JSON.
-The exact/sampled limit (``trust_max_exact``, 20) and the cap above which trust is not computed
-(``trust_max_annotators``) are the integrator's to choose from these figures
-(docs/statistics/trust.md, "Cost of the sampled estimate").
+random annotator (1 = lowest coefficient), the largest Monte-Carlo error the estimate reports, and
+the engine's cost estimate (``sampled_seconds``, which ``trust_budget_s`` is checked against)
+beside the measured time: the estimate should stay above it. Prints human-readable lines and,
+LAST, one line of JSON (docs/statistics/trust.md, "Cost of the sampled estimate").
 """
 
 from __future__ import annotations
@@ -23,12 +23,12 @@ import time
 import numpy as np
 from scipy.stats import spearmanr
 
-from core.stats.trust import trust_coefficients
+from core.stats.trust import sampled_seconds, trust_coefficients
 
 N_ITEMS = 100
 DOMAIN = np.arange(8)
 LEVEL = "ordinal"
-KS = (30, 60, 120)
+KS = (30, 60, 70, 120)
 
 
 def make_ratings(k: int, seed: int) -> np.ndarray:
@@ -65,13 +65,17 @@ def main(argv: list[str] | None = None) -> int:
             rho = float(spearmanr(a.coefficients, b.coefficients).statistic)
             coef = np.array(a.coefficients, dtype=float)
             random_rank = int((coef < coef[-1]).sum()) + 1
+            mc_error = max(e for e in (a.mc_error or (0.0,)) if e is not None)
+            estimate = sampled_seconds(k=k, n_items=N_ITEMS, n_values=DOMAIN.size, n_samples=n)
             rows.append({"k": k, "n_samples": n, "seconds": round(best, 3),
+                         "estimated_s": round(estimate, 3), "max_mc_error": round(mc_error, 4),
                          "seed_spearman": round(rho, 4), "random_rank": random_rank,
                          "random_coefficient": round(float(coef[-1]), 3),
                          "outliers": len(a.outliers)})
             print(f"  k={k:3d} n_samples={n:6d}: {best:7.2f} s; seed-to-seed Spearman {rho:.3f};"
                   f" random annotator rank {random_rank} of {k} (coefficient {coef[-1]:.3f});"
-                  f" {len(a.outliers)} outlier(s)")
+                  f" {len(a.outliers)} outlier(s); largest MC error {mc_error:.4f};"
+                  f" estimated {estimate:.2f} s")
     print(json.dumps({"items": N_ITEMS, "results": rows}))
     return 0
 

@@ -362,7 +362,7 @@ else:
     AXES_IPWARE_META_PRECEDENCE_ORDER = ("REMOTE_ADDR",)
 
 # --- E-mail ---------------------------------------------------------------------------------
-# Password-reset mails. EMAIL_URL (smtp+tls://user:password@host:587, smtp+ssl://…:465) or
+# Password-reset and invitation mails. EMAIL_URL (smtp+tls://user:password@host:587, smtp+ssl://…:465) or
 # EMAIL_HOST and its companions select SMTP; without either, mails are printed on the console
 # (the embedded default), so `make run` needs no mail server.
 EMAIL_USE_TLS = EMAIL_USE_SSL = False
@@ -427,8 +427,17 @@ CONCORD_JOIN_RATE_PER_STUDY = envint("CONCORD_JOIN_RATE_PER_STUDY", 300)
 # and mails an hour to one e-mail address (then the usual page, and no mail); 0: no limit.
 CONCORD_PASSWORD_RESET_PER_ADDRESS = envint("CONCORD_PASSWORD_RESET_PER_ADDRESS", 10)
 CONCORD_PASSWORD_RESET_PER_EMAIL = envint("CONCORD_PASSWORD_RESET_PER_EMAIL", 3)
+# Invitations by e-mail on a study's sharing page (studies.accounts): one owner sends at most
+# this many an hour (then a 429 page); each mail goes to an address the owner typed.
+CONCORD_INVITES_PER_HOUR = envint("CONCORD_INVITES_PER_HOUR", 20)
+# Anyone may make a researcher account on /accounts/signup/ (linked from the log-in page) when
+# on; off (the default), accounts come from invitations, `create_researcher` or the admin.
+CONCORD_OPEN_SIGNUP = envbool("CONCORD_OPEN_SIGNUP", False)
+# Accounts made by sign-up an hour from one client address (then a 429 page).
+CONCORD_SIGNUP_PER_ADDRESS = envint("CONCORD_SIGNUP_PER_ADDRESS", 5)
 for _name in ("CONCORD_JOIN_RATE_PER_ADDRESS", "CONCORD_JOIN_RATE_PER_STUDY",
-              "CONCORD_PASSWORD_RESET_PER_ADDRESS", "CONCORD_PASSWORD_RESET_PER_EMAIL"):
+              "CONCORD_PASSWORD_RESET_PER_ADDRESS", "CONCORD_PASSWORD_RESET_PER_EMAIL",
+              "CONCORD_INVITES_PER_HOUR", "CONCORD_SIGNUP_PER_ADDRESS"):
     if globals()[_name] < 0:
         raise ImproperlyConfigured(f"{_name}={globals()[_name]} is negative (0: no limit)")
 # New revisions of one answer an annotator may store a minute (0: no limit); beyond, the answer
@@ -558,8 +567,10 @@ REST_FRAMEWORK = {
         "tokens.authentication.AccessTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
+    # A token's scope (read or write) and its one study, if it is limited to one.
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated",
-                                   "tokens.permissions.TokenScope"],
+                                   "tokens.permissions.TokenScope",
+                                   "tokens.permissions.TokenStudy"],
     # DRF's JSON parser with a nesting limit and no NUL or lone surrogate: a 400, never a 500.
     "DEFAULT_PARSER_CLASSES": ["studies.parsers.JSONParser",
                                "rest_framework.parsers.FormParser",
@@ -567,7 +578,8 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "studies.pagination.Pagination",
     "PAGE_SIZE": 100,
-    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend",
+                                "tokens.permissions.TokenStudyFilter"],
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Concord API",

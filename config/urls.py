@@ -16,7 +16,7 @@ from rest_framework.permissions import IsAuthenticated
 
 from imports import views as imports_views
 from studies import views as studies_views
-from studies.accounts import ThrottledPasswordResetView
+from studies.accounts import LoginView, ThrottledPasswordResetView, signup
 
 
 def by_method(**views: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -41,7 +41,9 @@ urlpatterns = [
     # Lazy: the hashed name is only known once the static files are collected.
     path("favicon.ico", RedirectView.as_view(url=lazy(static, str)("favicon.ico"),
                                              permanent=False)),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", LoginView.as_view(), name="login"),
+    # Only when CONCORD_OPEN_SIGNUP is on (else 404): anyone makes a researcher account.
+    path("accounts/signup/", signup, name="signup"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     # Password reset by e-mail, with Django's own views and tokens (templates/registration/); the
     # mail is throttled per client address and per e-mail address (studies.accounts).

@@ -369,10 +369,16 @@ class AnalysisSettings:
     trust_samples: int = _knob(20_000, kind="int", low=1, high=10_000_000,
                                label="Sampled trust subsets",
                                help="subsets drawn for sampled trust coefficients")
-    trust_max_annotators: int = _knob(60, kind="int", low=2, high=10_000,
-                                      label="Trust up to annotators",
-                                      help="above this many annotators, trust coefficients are "
-                                           "not computed (null + reason)")
+    trust_budget_s: float = _knob(60.0, kind="float", low=0.0, high=86_400.0, open_low=True,
+                                  label="Sampled trust: seconds at most",
+                                  help="time the sampled trust estimate may take per scale and "
+                                       "item set; fewer subsets (a larger, reported Monte-Carlo "
+                                       "error) when the asked number would take longer")
+    trust_max_annotators: int | None = _knob(None, kind="int", optional=True, low=2, high=10_000,
+                                             label="Trust up to annotators",
+                                             help="empty: no limit (the time limit above "
+                                                  "decides); above this many annotators, trust "
+                                                  "coefficients are not computed")
     outlier_threshold: float = _knob(0.5, kind="float", low=0.0, high=1.0,
                                      label="Outlier threshold",
                                      help="an annotator is an outlier when their trust "
@@ -391,7 +397,8 @@ class AnalysisSettings:
         label="Bootstrap intervals on correlations",
         help="every metric–human correlation (every rule combination), the baseline only "
              "(and the radical/centrist rows), or none: each interval resamples the items "
-             "bootstrap_samples times, seconds apiece at tens of thousands of items")
+             "as many times as the bootstrap resamples, seconds apiece at tens of thousands of "
+             "items")
     comparison_alpha: float = _knob(0.05, kind="float", low=0.0, high=1.0, open_low=True,
                                     open_high=True, label="Metric comparison: significance level",
                                     help="Williams' test says one metric agrees with the humans "

@@ -18,7 +18,7 @@ from drf_spectacular.utils import (
 )
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import Throttled, ValidationError
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -26,6 +26,7 @@ from rest_framework.response import Response
 from core.problems import Collector, InputError
 from core.tabular import size_over_limit
 
+from .accounts import invite_allowed
 from .definitions import refuse_reserved_slug, validate_definition
 from .models import Item, Membership, Participant, Question, Study, SystemScore
 from .parsers import JSONParser
@@ -47,6 +48,7 @@ from .services import (
     items_import,
     member_add,
     member_change,
+    member_invite,
     member_remove,
     participant_delete,
     participant_exclude,
@@ -576,6 +578,19 @@ class MemberAddSerializer(serializers.Serializer):
     role = serializers.ChoiceField(choices=Membership.Role.choices)
 
 
+class MemberInviteSerializer(serializers.Serializer):
+    email = serializers.EmailField(max_length=254)
+    role = serializers.ChoiceField(choices=Membership.Role.choices)
+
+
+class InvitationSerializer(MemberSerializer):
+    new_account = serializers.BooleanField(read_only=True)
+    mailed = serializers.BooleanField(read_only=True)
+
+    class Meta(MemberSerializer.Meta):
+        fields = [*MemberSerializer.Meta.fields, "new_account", "mailed"]
+
+
 class MemberRoleSerializer(serializers.Serializer):
     role = serializers.ChoiceField(choices=Membership.Role.choices)
 
@@ -618,6 +633,31 @@ class MemberViewSet(StudyScopedMixin, viewsets.GenericViewSet):
         except InputError as exc:
             return problems_response(exc)
         return Response(MemberSerializer(membership).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=MemberInviteSerializer,
+                   responses={201: InvitationSerializer, 400: PROBLEMS},
+                   description="Share the study by e-mail address, as on the Sharing page: an "
+                               "address without an account gets one (no password yet) and a "
+                               "mail with a link to choose it; an account with the address is "
+                               "added and told. `new_account` says which, `mailed` whether the "
+                               "mail went out. At most CONCORD_INVITES_PER_HOUR an hour per "
+                               "owner (then 429). Recorded. Owner.")
+    @action(detail=False, methods=["post"])
+    def invite(self, request: Request, study_slug: str) -> Response:
+        study = self.study()
+        body = MemberInviteSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        if not invite_allowed(user=request.user):
+            raise Throttled(wait=3600, detail="You have sent the most invitations this site "
+                                              "allows in an hour; try again later.")
+        try:
+            done = member_invite(study=study, user=request.user,
+                                 site_url=request.build_absolute_uri("/"), **body.validated_data)
+        except InputError as exc:
+            return problems_response(exc)
+        membership = done.membership
+        membership.new_account, membership.mailed = done.new_account, done.mailed
+        return Response(InvitationSerializer(membership).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(responses={200: MemberSerializer}, description="One researcher's role. Owner.")
     def retrieve(self, request: Request, study_slug: str, pk: str) -> Response:

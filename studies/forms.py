@@ -4,6 +4,7 @@ from typing import Any
 
 from django import forms
 from django.conf import settings
+from django.contrib.auth.forms import UserCreationForm
 from django.template.defaultfilters import filesizeformat
 
 from core.settings import Knob, knob, knobs
@@ -94,6 +95,26 @@ class MemberAddForm(forms.Form):
     username = forms.CharField(label="User name", max_length=150)
     role = forms.ChoiceField(label="Role", choices=Membership.Role.choices,
                              initial=Membership.Role.VIEWER)
+
+
+class MemberInviteForm(forms.Form):
+    email = forms.EmailField(label="E-mail address", max_length=254)
+    role = forms.ChoiceField(label="Role", choices=Membership.Role.choices,
+                             initial=Membership.Role.VIEWER)
+
+
+class SignupForm(UserCreationForm):
+    """User name, e-mail address and password (twice, checked by AUTH_PASSWORD_VALIDATORS)."""
+
+    class Meta(UserCreationForm.Meta):
+        fields = ("username", "email")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["email"].required = True
+        for name, label in (("username", "User name"), ("email", "E-mail address"),
+                            ("password2", "Password again")):
+            self.fields[name].label = label
 
 
 class MemberRoleForm(forms.Form):

@@ -55,6 +55,7 @@ urlpatterns = [
     path("studies/<slug:slug>/definition.json", views.definition_download, name="definition"),
     path("studies/<slug:slug>/clone/", views.study_clone_view, name="clone"),
     path("studies/<slug:slug>/sharing/", views.sharing, name="sharing"),
+    path("studies/<slug:slug>/sharing/invite/", views.member_invite_view, name="member_invite"),
     path("studies/<slug:slug>/sharing/<int:pk>/role/", views.member_role, name="member_role"),
     path("studies/<slug:slug>/sharing/<int:pk>/remove/", views.member_remove_view,
          name="member_remove"),

@@ -71,7 +71,8 @@ def listed(key: str, references: str) -> bool:
     so the key or any shorter tail of it (down to surname and year) counts.
     """
     words = key.split(" ")
-    tails = (" ".join(words[i:]) for i in range(len(words) - 1))
+    # A tail starts at a surname: "et al. 2023" alone would match any first author's 2023.
+    tails = (" ".join(words[i:]) for i in range(len(words) - 1) if words[i][:1].isupper())
     return any(re.search(rf"(?<![\w-]){re.escape(tail)}\b", references) for tail in tails)
 
 

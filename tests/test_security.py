@@ -118,7 +118,7 @@ def test_a_revoked_link_answers_410(participant, client):
 ANNOTATOR_ROUTES = {"annotation:consent", "annotation:instructions", "annotation:next",
                     "annotation:item", "annotation:answer", "annotation:done", "annotation:join"}
 PUBLIC_ROUTES = {"login", "logout", "password_reset", "password_reset_done",
-                 "password_reset_confirm", "password_reset_complete", None}
+                 "password_reset_confirm", "password_reset_complete", "signup", None}
 # How each statistic is computed, and the references: documentation of no study, for any
 # researcher signed in (a run's method page is a study route, walked with the others).
 DOCUMENTATION_ROUTES = {"method", "references"}
@@ -257,7 +257,8 @@ VIEWER_POSTS: set[str] = {"exports-api-list"}
 
 # Deleting a study, and sharing it (the page, a role change, a removal; the members API).
 OWNER_ONLY: set[str] = {"delete", "study-delete-study", "sharing", "member_role", "member_remove",
-                        "member-list", "member-detail", "member-remove"}
+                        "member_invite", "member-list", "member-detail", "member-remove",
+                        "member-invite"}
 
 
 def test_the_method_pages_need_a_login_and_name_only_known_methods(alice, client):

@@ -25,6 +25,12 @@ class AccessToken(models.Model):
     # What the token may do, within its owner's role in each study: read (GET, HEAD, OPTIONS)
     # or also write. Tokens made before scopes existed keep what they could do: write.
     scope = models.CharField(max_length=5, choices=Scope.choices, default=Scope.WRITE)
+    # A token may be limited to one study (tokens.permissions): any other study is a 404 to it,
+    # as a study without a role is, and the study list holds that one. Empty: every study of its
+    # owner's. Deleting the study deletes the token (it could reach nothing, and a null here
+    # would widen it to every study).
+    study = models.ForeignKey("studies.Study", null=True, blank=True, on_delete=models.CASCADE,
+                              related_name="+")
     prefix = models.CharField(max_length=16)
     digest = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -10,6 +10,8 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
+from studies.models import Membership, Study
+
 from .models import AccessToken
 
 # "cc_" marks a Concord key in a log or a secret scanner's rules; 32 random bytes follow.
@@ -25,17 +27,21 @@ def token_digest(key: str) -> str:
 
 
 @transaction.atomic
-def token_create(*, user: User, name: str, days: int,
-                 scope: str = AccessToken.Scope.WRITE) -> tuple[AccessToken, str]:
+def token_create(*, user: User, name: str, days: int, scope: str = AccessToken.Scope.WRITE,
+                 study: Study | None = None) -> tuple[AccessToken, str]:
     """Create a token; return it and its key, which is never available again. ``scope``:
-    ``read`` (the API's reads only) or ``write`` (everything its owner's roles allow)."""
+    ``read`` (the API's reads only) or ``write`` (everything its owner's roles allow);
+    ``study``: the one study it reaches (one the user has a role in), or None for all."""
     if days not in EXPIRY_DAYS:
         raise ValueError(f"expiry must be one of {EXPIRY_DAYS} days, not {days}")
     if scope not in AccessToken.Scope.values:
         raise ValueError(f"scope must be one of {AccessToken.Scope.values}, not {scope!r}")
+    if study is not None and not Membership.objects.filter(study=study, user=user).exists():
+        raise ValueError(f"{user} has no role in the study {study.slug!r}")
     key = KEY_PREFIX + secrets.token_urlsafe(32)
     token = AccessToken.objects.create(
-        user=user, name=name.strip()[:100] or "token", scope=scope, prefix=key[:10],
+        user=user, name=name.strip()[:100] or "token", scope=scope, study=study,
+        prefix=key[:10],
         digest=token_digest(key),
         expires_at=timezone.now() + timedelta(days=days),
     )

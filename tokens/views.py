@@ -10,6 +10,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
+from studies.selectors import study_get
+
 from .forms import TokenCreateForm
 from .selectors import token_list
 from .services import token_create, token_revoke
@@ -26,12 +28,15 @@ class AuthenticatedHttpRequest(HttpRequest):
 @require_http_methods(["GET", "POST"])
 def token_index(request: AuthenticatedHttpRequest) -> HttpResponse:
     """List the user's tokens; a valid POST creates one and shows its key on this response only."""
-    form = TokenCreateForm(request.POST or None)
+    form = TokenCreateForm(request.POST or None, user=request.user)
     key = None
     if request.method == "POST" and form.is_valid():
+        slug = form.cleaned_data["study"]
         _, key = token_create(user=request.user, name=form.cleaned_data["name"],
-                              days=form.cleaned_data["days"], scope=form.cleaned_data["scope"] or "read")
-        form = TokenCreateForm()
+                              days=form.cleaned_data["days"],
+                              scope=form.cleaned_data["scope"] or "read",
+                              study=study_get(user=request.user, slug=slug) if slug else None)
+        form = TokenCreateForm(user=request.user)
     return render(request, "tokens/index.html",
                   {"form": form, "key": key, "tokens": token_list(user=request.user)},
                   status=400 if request.method == "POST" and key is None else 200)

@@ -27,9 +27,9 @@ from .vega import (
     _invalid,
     _num,
     _ordered,
-    _pct,
     _qtip,
     _reason,
+    _signed,
     _symmetric,
     _tip,
     _valid,
@@ -203,6 +203,10 @@ def _correlations(ctx: _Context) -> Chart | None:
     if not records:
         return None
     rows, combo_order, metric_order = [], [], []
+    # The change shown is absolute (r after − r of the baseline): the record's relative change
+    # divides by the baseline, which near zero turns a small move into −504 %.
+    baseline = {(str(r.get("metric")), measure): _num(r.get(measure))
+                for r in records if not r.get("rules") for measure in ("pearson", "spearman")}
     for r in records:
         rules = [str(x) for x in r.get("rules") or []]
         combo = rule_set_name(rules)  # the name the dashboard's table gives the same row
@@ -210,11 +214,12 @@ def _correlations(ctx: _Context) -> Chart | None:
         combo_order.append(combo)
         metric_order.append(metric)
         for measure in ("pearson", "spearman"):
-            value, change = _num(r.get(measure)), _num(r.get(f"{measure}_change"))
+            value, base = _num(r.get(measure)), baseline.get((metric, measure))
+            change = None if value is None or base is None else value - base
             if not rules:
                 label = _fmt(value)
             else:
-                label = _pct(change, signed=True) if change is not None else NA
+                label = _signed(change) if change is not None else NA
             rows.append({
                 "combination": combo,
                 "strong": False,
@@ -236,7 +241,7 @@ def _correlations(ctx: _Context) -> Chart | None:
          "title": None, "axis": {"labelLimit": 560}}
     tooltip = [_tip("combination", "rules"), _tip("removed", "annotators removed"),
                _tip("metric"), _tip("measure"), _qtip("correlation"),
-               _qtip("change", "relative change", "+.1%"),
+               _qtip("change", "change from the baseline (r after − r before)", "+.3f"),
                _tip("n_items", "items", kind="quantitative"), _tip("reason", "why")]
     used = sorted({str(x) for r in records for x in r.get("rules") or []},
                   key=lambda x: _rule_number(x, []))
@@ -244,16 +249,17 @@ def _correlations(ctx: _Context) -> Chart | None:
     description = (
         "Solomon et al. (2021), table 3: correlation of each metric with the per-item mean human "
         "label (Pearson left, Spearman right): the first row is the baseline correlation, every "
-        "other row the relative change after removing the annotators flagged by that combination "
-        "of rules (blue: the metric agrees better with the remaining humans, red: worse). "
+        "other row the change of the correlation (after − before, in correlation points) when "
+        "the annotators flagged by that combination of rules are removed (blue: the metric "
+        "agrees better with the remaining humans, red: worse). "
         f"Rules: {legend or 'none'}.")
     layers = [
         {"transform": [_valid("change")],
          "mark": {"type": "rect"},
          "encoding": {"x": x, "y": y, "tooltip": tooltip,
                       "color": {"field": "change", "type": "quantitative",
-                                "title": "relative change",
-                                "legend": {"format": "+.0%"},
+                                "title": "change of r",
+                                "legend": {"format": "+.2f"},
                                 "scale": {"scheme": "redblue", "domainMid": 0,
                                           "domain": domain}}}},
         {"transform": [_invalid("change")],

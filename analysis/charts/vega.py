@@ -104,6 +104,15 @@ def _fmt(value: float | None, digits: int = 2) -> str:
     return f"{value:.{digits}f}"
 
 
+def _signed(value: float | None, digits: int = 2) -> str:
+    """A change with its sign ("+0.05", "-0.12"; "0.00" when it rounds to zero); n/a for null.
+    ASCII minus, as every label, so a copied number pastes as a number."""
+    if value is None:
+        return NA
+    text = f"{value:+.{digits}f}"
+    return text[1:] if float(text) == 0 else text
+
+
 def _pct(value: float | None, signed: bool = False) -> str:
     if value is None:
         return NA

@@ -22,7 +22,14 @@ from core.stats.gaps import AGGREGATES, ItemGapBlock, metric_gaps
 from core.stats.noise import noise_model
 from core.stats.scales import reduce_values
 from core.stats.simple import simple_items_long
-from core.stats.trust import TrustResult, Variant, trust_coefficients
+from core.stats.trust import (
+    MIN_SAMPLES,
+    TrustResult,
+    Variant,
+    sampled_seconds,
+    samples_within,
+    trust_coefficients,
+)
 from core.stats.weights import error_weights
 
 # (question, scale, items): ("rating", "raw", "all"), ("coherence", "raw", "simple"), …
@@ -232,7 +239,7 @@ class TrustInput:
     """What one trust computation of the document takes: the ratings of the annotators present.
 
     ``ratings`` is ``(k present annotators × items)`` (nan = not rated), ``None`` when trust is
-    not computed at all (more than ``trust_max_annotators``); ``present`` maps its rows to
+    not computed at all (more than ``trust_max_annotators``, when that is set); ``present`` maps its rows to
     annotator indices of ``StudyData``.  Its ``key`` names it in a run's timings and trust
     plans: ``"<question>:<scale>:<items>"``.
     """
@@ -258,7 +265,7 @@ def _trust_input(question: str, data: StudyData, view: ScaleView, rows: BoolArra
                  items: str, s: AnalysisSettings) -> TrustInput:
     keep = np.ones(data.item.size, bool) if rows is None else rows
     present = np.unique(data.annotator[keep & ~np.isnan(view.values)])
-    if data.n_annotators > s.trust_max_annotators:
+    if s.trust_max_annotators is not None and data.n_annotators > s.trust_max_annotators:
         return TrustInput(question, view.name, items, s.level, view.domain, present, None)
     dense = np.full((data.n_annotators, data.n_items), np.nan)
     dense[data.annotator[keep], data.item[keep]] = view.values[keep]
@@ -267,11 +274,27 @@ def _trust_input(question: str, data: StudyData, view: ScaleView, rows: BoolArra
 
 
 
+def _trust_samples(inp: TrustInput, s: AnalysisSettings) -> tuple[int, float, str | None]:
+    """Return the subsets the sampled estimate of ``inp`` draws within ``trust_budget_s``, the
+    estimated seconds, and the reason it is not computed at all (``None``: it is)."""
+    assert inp.ratings is not None
+    n_items, n_values = int(inp.ratings.shape[1]), len(inp.domain)
+    n = samples_within(s.trust_budget_s, k=inp.k, n_items=n_items, n_values=n_values,
+                       wanted=s.trust_samples)
+    least = min(MIN_SAMPLES, s.trust_samples)
+    if n >= least:
+        return n, sampled_seconds(k=inp.k, n_items=n_items, n_values=n_values, n_samples=n), None
+    needed = sampled_seconds(k=inp.k, n_items=n_items, n_values=n_values, n_samples=least)
+    return 0, needed, (f"the sampled estimate would take about {needed:.0f} s even with "
+                       f"{least} subsets, more than the {s.trust_budget_s:g} s allowed "
+                       "(setting trust_budget_s)")
+
+
 def _trust(question: str, data: StudyData, view: ScaleView, rows: BoolArray | None, items: str,
            s: AnalysisSettings, names: list[str],
            given: TrustResult | None = None) -> dict[str, Any]:
     record: dict[str, Any] = {"question": question, "scale": view.name, "items": items,
-                              "level": s.level, "variant": s.trust_variant}
+                              "level": s.level, "variant": s.trust_variant, "mc_error": None}
     inp = _trust_input(question, data, view, rows, items, s)
     if inp.ratings is None:
         record.update(method=None, n_subsets=0, coefficients={a: None for a in names},
@@ -280,16 +303,29 @@ def _trust(question: str, data: StudyData, view: ScaleView, rows: BoolArray | No
                              "(setting trust_max_annotators)")
         return record
     present = inp.present
+    n_samples = s.trust_samples
     if given is not None and len(given.coefficients) == inp.k:
         result = given
     else:
+        if inp.k > s.trust_max_exact:
+            n_samples, estimate, reason = _trust_samples(inp, s)
+            record.update(samples_wanted=s.trust_samples, estimated_s=round(estimate, 3))
+            if reason is not None:
+                record.update(method=None, n_subsets=0, coefficients={a: None for a in names},
+                              ranks={a: None for a in names}, outliers=[], reason=reason)
+                return record
         result = trust_coefficients(inp.ratings, level=s.level, domain=view.domain,
                                     variant=cast(Variant, s.trust_variant), max_exact=s.trust_max_exact,
-                                    n_samples=s.trust_samples,
+                                    n_samples=n_samples,
                                     rng=np.random.default_rng(s.seed))
     coefficients: dict[str, float | None] = {a: None for a in names}
     for j, value in zip(present, result.coefficients, strict=True):
         coefficients[names[j]] = value
+    if result.method == "sampled":
+        errors: dict[str, float | None] = {a: None for a in names}
+        for j, err in zip(present, result.mc_error or (None,) * inp.k, strict=True):
+            errors[names[j]] = err
+        record["mc_error"] = errors
     threshold = s.outlier_threshold
     record.update(method=result.method, n_subsets=result.n_subsets, coefficients=coefficients,
                   ranks=rq.trust_ranks(coefficients),

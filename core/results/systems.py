@@ -193,7 +193,7 @@ def _meta_records(doc: dict[str, Any], tag: dict[str, str], sy: _Systems,
         _, d = pair_differences(cells)
         shared = (~np.isnan(d)).sum(axis=0) >= 2
         flip = sign_flip_test(np.where(shared, d, np.nan), permutations=s.systems_permutations,
-                              rng=np.random.default_rng(s.seed))
+                              rng=np.random.default_rng(s.seed), cells=cells, pairs=pairs)
         p_metric = one_sided_matrix(sy.k, pairs, flip.p_greater, flip.p_less)
         rows += _system_rows(tag, metric, scores, point, boot, p_human, p_metric, s)
         for grouping, groups in (("none", None), ("item", sy.source), ("system", sy.system)):

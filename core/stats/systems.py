@@ -27,6 +27,7 @@ docs/statistics/systems.md gives every formula, default and choice.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Literal
@@ -187,8 +188,7 @@ def system_scores(
             median[k] = float(np.median(values[bounds[k]:bounds[k + 1]]))
     draws = rng.integers(0, n_blocks, size=(n_boot, n_blocks)) if n_blocks else \
         np.zeros((n_boot, 0), np.int64)
-    c = np.zeros((n_boot, n_blocks))
-    np.add.at(c, (np.repeat(np.arange(n_boot), n_blocks), draws.ravel()), 1.0)
+    c = _draw_counts(draws, n_blocks)
     if resampling == "sources":
         with np.errstate(invalid="ignore", divide="ignore"):
             boot = (c @ sums) / (c @ counts)
@@ -216,6 +216,13 @@ def system_scores(
                         rank_high, boot, c, resampling, reason)
 
 
+def _draw_counts(draws: IntArray, n: int) -> FloatArray:
+    """Return how many times each of ``n`` units was drawn in each row of ``draws``."""
+    rows = draws.shape[0]
+    flat = (np.arange(rows)[:, None] * n + draws).ravel()
+    return np.bincount(flat, minlength=rows * n).astype(float).reshape(rows, n)
+
+
 def _two_way(system: IntArray, block: IntArray, c: FloatArray,
              answers: tuple[npt.ArrayLike, npt.ArrayLike, npt.ArrayLike], n_systems: int,
              rng: np.random.Generator) -> FloatArray:
@@ -230,8 +237,7 @@ def _two_way(system: IntArray, block: IntArray, c: FloatArray,
     n_ann = names.size
     a_draws = rng.integers(0, n_ann, size=(n_boot, n_ann)) if n_ann else \
         np.zeros((n_boot, 0), np.int64)
-    w = np.zeros((n_boot, n_ann))
-    np.add.at(w, (np.repeat(np.arange(n_boot), n_ann), a_draws.ravel()), 1.0)
+    w = _draw_counts(a_draws, n_ann)
     # answer → item (sum over answers) and item → system (sum over items) as sparse matrices.
     to_item = sparse.csr_matrix((np.ones(item.size), (item, np.arange(item.size))),
                                 shape=(n_items, item.size))
@@ -278,7 +284,8 @@ class SignFlip:
 
 
 def sign_flip_test(differences: npt.ArrayLike, *, permutations: int = 10_000,
-                   rng: np.random.Generator) -> SignFlip:
+                   rng: np.random.Generator, cells: FloatArray | None = None,
+                   pairs: Sequence[tuple[int, int]] | None = None) -> SignFlip:
     """Return the paired permutation (sign-flip) test of the mean difference, per column.
 
     ``differences`` is (n_blocks × columns), nan where a column has no difference for a block;
@@ -287,6 +294,11 @@ def sign_flip_test(differences: npt.ArrayLike, *, permutations: int = 10_000,
     exactly (all 2ⁿ sign vectors, the identity among them: p = #{T* ≥ t}/2ⁿ), the others
     Monte-Carlo on ``permutations`` random sign vectors shared by every column (p = (1 + #{T* ≥
     t})/(1 + permutations), never 0).  A column with no difference has nan p-values.
+
+    When the columns are the differences a − b of ``pairs`` of the systems of ``cells`` (blocks ×
+    systems, `pair_differences`), a pair whose two systems have values on the same blocks gets
+    its Monte-Carlo null as (ε·m_a − ε·m_b)/n: one product per system rather than per pair, 7
+    times fewer for 15 systems (the same numbers up to rounding).
 
     Example: differences (1, 2, 3): 8 sign vectors, one mean ≥ 2 → p_greater = 1/8.
     """
@@ -313,23 +325,61 @@ def sign_flip_test(differences: npt.ArrayLike, *, permutations: int = 10_000,
         le[j] = np.count_nonzero(null <= t[j] + tol) / 2 ** m
     mc = np.flatnonzero(~exact & (n > 0))
     if mc.size:
-        sub = filled[:, mc]
-        nm = n[mc].astype(float)
-        tol = np.abs(t[mc]) * _RTOL
-        count_ge, count_le = np.zeros(mc.size), np.zeros(mc.size)
-        step = max(1, _BLOCK_CELLS // max(sub.shape[0], 1))
-        for lo in range(0, permutations, step):
-            hi = min(permutations, lo + step)
-            signs = rng.integers(0, 2, size=(hi - lo, sub.shape[0])).astype(float) * 2.0 - 1.0
-            null = (signs @ sub) / nm
-            count_ge += (null >= t[mc] - tol).sum(axis=0)
-            count_le += (null <= t[mc] + tol).sum(axis=0)
+        count_ge, count_le = _monte_carlo(filled, t, n, mc, permutations, rng, cells, pairs)
         ge[mc] = (count_ge + 1.0) / (permutations + 1.0)
         le[mc] = (count_le + 1.0) / (permutations + 1.0)
     none = n == 0
     ge[none] = le[none] = np.nan
     two = np.minimum(1.0, 2.0 * np.minimum(ge, le))
     return SignFlip(n, t, ge, le, two, exact)
+
+
+def _signs(rng: np.random.Generator, rows: int, n: int) -> FloatArray:
+    """Return (rows × n) random signs ±1, eight from each random byte."""
+    raw = rng.integers(0, 256, size=(rows, -(-n // 8)), dtype=np.uint8)
+    signs = np.unpackbits(raw, axis=1, count=n).astype(float)
+    signs *= 2.0
+    signs -= 1.0
+    return signs
+
+
+def _monte_carlo(filled: FloatArray, t: FloatArray, n: IntArray, mc: IntArray,
+                 permutations: int, rng: np.random.Generator, cells: FloatArray | None,
+                 pairs: Sequence[tuple[int, int]] | None) -> tuple[FloatArray, FloatArray]:
+    """Count, per column of ``mc``, the random sign vectors whose mean is ≥ and ≤ the observed."""
+    fast = np.zeros(mc.size, bool)
+    if cells is not None and pairs is not None:
+        defined = ~np.isnan(cells)
+        fast = np.array([np.array_equal(defined[:, pairs[j][0]], defined[:, pairs[j][1]])
+                         for j in mc], dtype=bool)
+    systems = sorted({k for j in mc[fast] for k in pairs[j]}) if fast.any() and pairs else []
+    column = {k: c for c, k in enumerate(systems)}
+    a = np.array([column[pairs[j][0]] for j in mc[fast]], dtype=np.int64) if systems and pairs \
+        else np.zeros(0, np.int64)
+    b = np.array([column[pairs[j][1]] for j in mc[fast]], dtype=np.int64) if systems and pairs \
+        else np.zeros(0, np.int64)
+    per_system = np.nan_to_num(cells[:, systems]) if systems and cells is not None \
+        else np.zeros((filled.shape[0], 0))
+    slow = filled[:, mc[~fast]]
+    nm = n[mc].astype(float)
+    tol = np.abs(t[mc]) * _RTOL
+    count_ge, count_le = np.zeros(mc.size), np.zeros(mc.size)
+    null = np.empty((0, mc.size))
+    step = max(1, _BLOCK_CELLS // max(filled.shape[0], 1))
+    for lo in range(0, permutations, step):
+        hi = min(permutations, lo + step)
+        signs = _signs(rng, hi - lo, filled.shape[0])
+        if null.shape[0] != hi - lo:
+            null = np.empty((hi - lo, mc.size))
+        if systems:
+            sums = signs @ per_system
+            null[:, fast] = sums[:, a] - sums[:, b]
+        if slow.shape[1]:
+            null[:, ~fast] = signs @ slow
+        null /= nm
+        count_ge += (null >= t[mc] - tol).sum(axis=0)
+        count_le += (null <= t[mc] + tol).sum(axis=0)
+    return count_ge, count_le
 
 
 def adjust(p: npt.ArrayLike, correction: Correction) -> FloatArray:
@@ -423,7 +473,8 @@ def paired_tests(cells: FloatArray, *, test: TestName = "permutation",
     pairs, d = pair_differences(cells)
     n = (~np.isnan(d)).sum(axis=0)
     testable = n >= 2
-    flip = sign_flip_test(np.where(testable, d, np.nan), permutations=permutations, rng=rng)
+    flip = sign_flip_test(np.where(testable, d, np.nan), permutations=permutations, rng=rng,
+                          cells=cells, pairs=pairs)
     p = np.full(len(pairs), np.nan)
     statistic = np.full(len(pairs), np.nan)
     reasons: list[str | None] = [None] * len(pairs)

@@ -75,6 +75,9 @@ def row_correlations(x: FloatArray, y: FloatArray, statistic: str) -> FloatArray
     if statistic == "spearman":
         return _row_pearson(stats.rankdata(x, axis=1), stats.rankdata(y, axis=1))
     if statistic == "kendall":
+        if x.shape[1] > 64:  # all pairs grow as n²: scipy's O(n log n) per row instead
+            return np.array([stats.kendalltau(a, b).statistic for a, b in zip(x, y, strict=True)],
+                            dtype=float).reshape(x.shape[0])
         return _row_kendall(x, y)
     raise ValueError(f"statistic must be one of {', '.join(STATISTICS)}, not {statistic!r}")
 
@@ -267,21 +270,22 @@ def item_correlations(human: npt.ArrayLike, metric: npt.ArrayLike,
     gs = g[order]
     starts = np.flatnonzero(np.r_[True, gs[1:] != gs[:-1]]) if gs.size else np.zeros(0, int)
     ends = np.r_[starts[1:], gs.size]
-    values: dict[str, list[float]] = {s: [] for s in STATISTICS}
-    for lo, hi in zip(starts, ends, strict=True):
-        if hi - lo < 2:
-            continue
-        x, y = h[order[lo:hi]], m[order[lo:hi]]
-        if np.ptp(x) == 0 or np.ptp(y) == 0:
-            continue
+    values: dict[str, list[FloatArray]] = {s: [] for s in STATISTICS}
+    sizes = ends - starts
+    # Groups of one size at a time, as the rows of one matrix (a source's outputs usually
+    # number the systems): one vectorised call per size, not one per group.
+    for size in np.unique(sizes[sizes >= 2]):
+        lo = starts[sizes == size]
+        rows = order[lo[:, None] + np.arange(size)]
+        x, y = h[rows], m[rows]
+        varies = (np.ptp(x, axis=1) > 0) & (np.ptp(y, axis=1) > 0)
         for s in STATISTICS:
-            r = float(row_correlations(x[None, :], y[None, :], s)[0])
-            if math.isfinite(r):
-                values[s].append(r)
+            r = row_correlations(x[varies], y[varies], s)
+            values[s].append(r[np.isfinite(r)])
     out = []
     for s in STATISTICS:
-        vs = values[s]
-        out.append(MetaValue(s, float(np.mean(vs)), n=len(vs)) if vs else MetaValue(
+        vs = np.concatenate(values[s]) if values[s] else np.zeros(0)
+        out.append(MetaValue(s, float(np.mean(vs)), n=int(vs.size)) if vs.size else MetaValue(
             s, None, n=0, reason="no group with 2 or more items where both sides vary"))
     return out
 

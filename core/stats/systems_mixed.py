@@ -16,6 +16,7 @@ fixed effects and the variance components against statsmodels' `MixedLM` on the 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -74,7 +75,10 @@ class _Reml:
             zs.append(z)
             self.z_xy.append((z.T @ xy).toarray())
             self.z_count.append(np.bincount(codes, minlength=q).astype(float))
-        self.cross = (zs[0].T @ zs[1]).tocsr() if len(zs) == 2 else None
+        # Z1'Z2 (q1 × q2): dense when small (a few annotators), sparse otherwise.
+        cross = (zs[0].T @ zs[1]).tocsr() if len(zs) == 2 else None
+        self.cross: Any = cross.toarray() if cross is not None and \
+            cross.shape[0] * cross.shape[1] <= 4_000_000 else cross
 
     def parts(self, theta: FloatArray) -> tuple[float, FloatArray]:
         """Return log|M| and [X|y]' H⁻¹ [X|y] for θ (H = I + Z Λ² Z')."""
@@ -88,8 +92,13 @@ class _Reml:
         if self.cross is not None:
             u2 = theta[1] * self.z_xy[1]
             b = (theta[0] * theta[1]) * self.cross  # q1 × q2
-            a_inv_b = sparse.diags(1.0 / a) @ b
-            schur = np.diag(1.0 + theta[1] ** 2 * self.z_count[1]) - (b.T @ a_inv_b).toarray()
+            if sparse.issparse(b):
+                a_inv_b = sparse.diags(1.0 / a) @ b
+                btab = (b.T @ a_inv_b).toarray()
+            else:
+                a_inv_b = b / a[:, None]
+                btab = b.T @ a_inv_b
+            schur = np.diag(1.0 + theta[1] ** 2 * self.z_count[1]) - btab
             rhs = u2 - a_inv_b.T @ u1
             chol = np.linalg.cholesky(schur)
             logdet += 2.0 * float(np.log(np.diag(chol)).sum())
@@ -180,7 +189,7 @@ def mixed_model(value: npt.ArrayLike, system: npt.ArrayLike, source: npt.ArrayLi
         # polish from L-BFGS-B's optimum brings θ to ~1e-9, where numerical gradients stop.
         polish = optimize.minimize(reml.criterion, fit.x, method="Nelder-Mead",
                                    bounds=[(0.0, None)] * len(factors),
-                                   options={"xatol": 1e-10, "fatol": 1e-13, "maxiter": 2000})
+                                   options={"xatol": 1e-9, "fatol": 1e-12, "maxiter": 300})
         best = polish if polish.fun <= fit.fun else fit
         theta = np.asarray(best.x, dtype=float)
         converged = bool(fit.success or polish.success) and bool(np.isfinite(best.fun))

@@ -24,6 +24,9 @@ see ``core.stats._subsets``).  Beyond, a seeded Monte Carlo estimate (``method="
 fewer than two members rejected and redrawn, with replacement), ranks / running ``coef`` taken
 within the sample, and each annotator's sum divided by the number of draws that contain them
 (exhaustively every annotator is in the same number of subsets, so this only fixes the scale).
+Each sampled coefficient carries its Monte-Carlo standard error (``mc_error``, batch means over
+``MC_BATCHES`` batches of the draws). ``sampled_seconds`` estimates the sampled engine's cost and
+``samples_within`` how many subsets fit a time allowed (the analysis setting ``trust_budget_s``).
 
 Distributed exact mode: ``plan_chunks(k, n)`` → ranges of subset indices; ``trust_chunk`` computes
 the alphas of one range (a Celery task needs only ``ratings, level, domain, start, stop``);
@@ -46,7 +49,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -68,6 +71,8 @@ __all__ = [
     "fingerprint",
     "n_subsets",
     "plan_chunks",
+    "sampled_seconds",
+    "samples_within",
     "subset_alphas",
     "trust_chunk",
     "trust_coefficients",
@@ -81,6 +86,17 @@ OUTLIER_THRESHOLD = 0.5
 TIE_DECIMALS = 12
 # 2^24 subsets is already ~16 s of alphas and 128 MB of them; beyond, sample.
 MAX_EXACT_LIMIT = 24
+# The sampled engine's cost: seconds per (drawn subset × item × value × (annotators + 200)).
+# ``python -m bench.trust_sampled`` measured 1–6e-10 on the shared 2-core development machine,
+# idle and busy (docs/statistics/trust.md); the estimate takes 4e-10 with the offset 200, within
+# about ±50 % of what was measured there. Values count at least 4: a two-valued scale costs per
+# item as well. An estimate, not a guarantee: the machine's load moves the real time.
+SAMPLED_SECONDS_PER_UNIT = 4e-10
+SAMPLED_ANNOTATOR_OFFSET = 200
+# Fewer subsets than this give Monte-Carlo errors too large to be worth reporting.
+MIN_SAMPLES = 1_000
+# The Monte-Carlo error is estimated from this many batches of the draws (batch means).
+MC_BATCHES = 20
 
 
 @dataclass(frozen=True)
@@ -95,6 +111,30 @@ class TrustResult:
     level: str
     reason: str | None = None
     n_undefined: int = 0  # subsets whose alpha is undefined
+    # Sampled only: each coefficient's Monte-Carlo standard error (batch means), None if unknown.
+    mc_error: tuple[float | None, ...] | None = None
+
+
+def sampled_seconds(*, k: int, n_items: int, n_values: int, n_samples: int) -> float:
+    """Estimate the seconds the sampled engine takes (pessimistic; see ``SAMPLED_SECONDS_PER_UNIT``).
+
+    >>> round(sampled_seconds(k=70, n_items=100, n_values=8, n_samples=20_000), 2)
+    1.73
+    """
+    return (SAMPLED_SECONDS_PER_UNIT * n_samples * n_items * max(n_values, 4)
+            * (k + SAMPLED_ANNOTATOR_OFFSET))
+
+
+def samples_within(budget_s: float, *, k: int, n_items: int, n_values: int, wanted: int) -> int:
+    """Return how many subsets (at most ``wanted``) the sampled engine draws within ``budget_s``.
+
+    >>> samples_within(60, k=70, n_items=100, n_values=8, wanted=20_000)
+    20000
+    >>> samples_within(0.5, k=70, n_items=100, n_values=8, wanted=20_000)
+    5787
+    """
+    per = sampled_seconds(k=k, n_items=max(n_items, 1), n_values=n_values, n_samples=1)
+    return int(min(wanted, budget_s // per))
 
 
 @dataclass(frozen=True)
@@ -247,7 +287,7 @@ def trust_coefficients(
     sums = w @ members.astype(float)
     counts = members.sum(axis=0)
     means = np.divide(sums, counts, out=np.zeros(k), where=counts > 0)
-    return _result(
+    result = _result(
         means,
         method="sampled",
         n_total=n_samples,
@@ -255,6 +295,41 @@ def trust_coefficients(
         level=level,
         n_undefined=int(np.isnan(alphas).sum()),
     )
+    if result.reason is not None:
+        return result
+    return replace(result, mc_error=_mc_error(w, members, int(np.argmax(means))))
+
+
+def _mc_error(w: npt.NDArray[np.floating[Any]], members: BoolArray,
+              top: int) -> tuple[float | None, ...]:
+    """Return each coefficient's Monte-Carlo standard error by batch means.
+
+    The draws (independent, in order) are cut into ``MC_BATCHES`` equal batches. In each, every
+    annotator's mean weight over the batch's draws that contain them is divided by the mean of
+    the annotator with the largest overall sum (``top``), as the estimate divides by it; the
+    standard error is the standard deviation of these batch ratios over √(number of batches).
+    The weights keep the ranks taken within the whole sample. ``top``'s coefficient is 1 by
+    definition, so its error is 0; an annotator absent from a batch leaves that batch out, and
+    fewer than two usable batches give ``None``.
+    """
+    n, k = int(members.shape[0]), int(members.shape[1])
+    batches = min(MC_BATCHES, n // 2)
+    if batches < 2:
+        return (None,) * k
+    size = n // batches
+    ratios = np.full((batches, k), np.nan)
+    for b in range(batches):
+        sel = members[b * size:(b + 1) * size]
+        wb = w[b * size:(b + 1) * size]
+        cnt = sel.sum(axis=0)
+        mean = np.divide(wb @ sel.astype(float), cnt, out=np.full(k, np.nan), where=cnt > 0)
+        if cnt[top] > 0 and mean[top] > 0:
+            ratios[b] = mean / mean[top]
+    out: list[float | None] = []
+    for a in range(k):
+        col = ratios[:, a][~np.isnan(ratios[:, a])]
+        out.append(float(np.std(col, ddof=1) / np.sqrt(col.size)) if col.size >= 2 else None)
+    return tuple(out)
 
 
 def _draw_subsets(rng: np.random.Generator, k: int, n: int) -> BoolArray:

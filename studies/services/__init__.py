@@ -1,13 +1,15 @@
 """Writes of the studies app, one module per family: `creation` (a study and its questions),
 `items` (item imports, edits and deletions), `lifecycle` (history, status changes, archive,
 deletion), `participants` (invitations, enrolment, assignment, screening, pseudonyms, exclusion),
-`controls` (random control pairs), `sharing` (researchers' roles), `definition` (settings
-edited, clone) and `scores` (system-level metric scores).
+`controls` (random control pairs), `sharing` (researchers' roles, invitations by e-mail),
+`accounts` (the open sign-up), `definition` (settings edited, clone) and `scores` (system-level
+metric scores).
 
 Callers import from `studies.services` as before; a test that replaces a function for the
 functions that call it replaces it in the module that looks it up (e.g. `studies.services.items`).
 """
 
+from .accounts import researcher_signup
 from .controls import controls_generate
 from .creation import (
     QUESTION_FIELDS,
@@ -46,7 +48,7 @@ from .participants import (
     study_has_room,
 )
 from .scores import SystemScoresImported, system_scores_delete, system_scores_import
-from .sharing import member_add, member_change, member_remove
+from .sharing import Invitation, member_add, member_change, member_invite, member_remove
 
 __all__ = [
     "OPEN_EDITABLE",
@@ -55,6 +57,7 @@ __all__ = [
     "S",
     "SETTINGS_KEYS",
     "TRANSITIONS",
+    "Invitation",
     "StudyFull",
     "SystemScoresImported",
     "controls_generate",
@@ -64,6 +67,7 @@ __all__ = [
     "items_import",
     "member_add",
     "member_change",
+    "member_invite",
     "member_remove",
     "overlap_counts",
     "participant_assign",
@@ -76,6 +80,7 @@ __all__ = [
     "pseudonyms_assign",
     "question_fields",
     "question_specs",
+    "researcher_signup",
     "screening_decide",
     "study_actions",
     "study_archive",

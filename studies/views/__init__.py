@@ -13,6 +13,7 @@ from .lists import (
 )
 from .scores import system_scores_delete_view, system_scores_page
 from .sharing import (
+    member_invite_view,
     member_remove_view,
     member_role,
     sharing,
@@ -41,6 +42,7 @@ __all__ = [
     "item_detail",
     "item_edit",
     "items_upload",
+    "member_invite_view",
     "member_remove_view",
     "member_role",
     "participant_action",

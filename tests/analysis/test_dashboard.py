@@ -144,6 +144,30 @@ def test_the_per_annotator_sections_follow_the_chosen_scale(owner_client, demos)
     assert owner_client.get(url("dashboard", study) + "?scale=nope").status_code == 200
 
 
+def test_the_trust_section_says_which_estimate_each_coefficient_is(owner_client, demos):
+    """Exact below the exact limit; sampled (here: the exact limit lowered to 2 for the demo's
+    12 annotators) shows every coefficient ± its Monte-Carlo error, and says so."""
+    study = demos["demo-coref"].study
+
+    def section():
+        html = owner_client.get(url("dashboard", study)).content.decode()
+        return html[html.index('id="trust-title"'):html.index('id="duplicates"')]
+
+    finished_run(study)
+    exact = section()
+    assert "<strong>Exact</strong>: every one of the 4083 subsets" in exact
+    assert "±" not in exact
+    run = finished_run(study, trust_max_exact=2, trust_samples=2000)
+    record = next(t for t in run.results["trust"] if t["scale"] == "raw" and t["items"] == "all")
+    assert record["method"] == "sampled"
+    sampled = section()
+    assert "<strong>Sampled</strong>: 2000 random subsets" in sampled
+    assert "± its Monte-Carlo error" in sampled
+    table = sampled[sampled.index('id="trust-table"'):]
+    for name, value in record["coefficients"].items():
+        assert f"{value:.3f} ± {record['mc_error'][name]:.3f}" in table
+
+
 def test_the_query_count_does_not_grow_with_the_study(owner_client, demos, django_assert_num_queries):
     small, large = demos["demo-coref"].study, demos["demo-similarity"].study
     sizes = [len(full_document(document=finished_run(s).results)["item_gaps"])

@@ -168,9 +168,9 @@ def document() -> dict:
                                    (["low_variance"], ["A3"], 0.1),
                                    (["low_variance", "slow"], ["A2", "A3"], None)):
         for metric in ("MUC", "LEA"):
-            record = {"rules": rules, "removed": removed, "metric": metric, "pearson": 0.6,
-                      "spearman": 0.5, "pearson_change": change, "spearman_change": change,
-                      "n_items": 3}
+            record = {"rules": rules, "removed": removed, "metric": metric,
+                      "pearson": 0.6 * (1 + (change or 0)), "spearman": 0.5 * (1 + (change or 0)),
+                      "pearson_change": change, "spearman_change": change, "n_items": 3}
             if change is None:
                 record.update(pearson=None, spearman=None, reason="fewer than 3 items left")
             doc["correlations"].append(record)
@@ -361,15 +361,39 @@ def test_the_correlation_changes_follow_solomon_2021_table_3(doc):
     assert combos == ["Baseline (no filter)", "Slow", "Low variance", "Slow + Low variance"]
     assert combos == [rule_set_name(r) for r in ([], ["slow"], ["low_variance"],
                                                ["low_variance", "slow"])]
+    # the change is absolute: r after − r of the baseline (0.66 − 0.60), not relative (+10 %)
     (cell,) = rows(chart, combination="Low variance", metric="MUC", measure="Pearson")
-    assert cell["change"] == 0.1 and cell["label"] == "+10.0%" and cell["removed"] == "A3"
+    assert cell["change"] == pytest.approx(0.06) and cell["label"] == "+0.06"
+    assert cell["removed"] == "A3"
+    (cell,) = rows(chart, combination="Slow", metric="LEA", measure="Spearman")
+    assert cell["change"] == pytest.approx(-0.01) and cell["label"] == "-0.01"
     (base,) = rows(chart, combination="Baseline (no filter)", metric="LEA", measure="Spearman")
     assert base["correlation"] == 0.5 and base["label"] == "0.50"
     (null,) = rows(chart, combination="Slow + Low variance", metric="LEA", measure="Pearson")
     assert null["change"] is None and null["label"] == "n/a"
     assert null["reason"] == "fewer than 3 items left"
-    scale = chart.spec["spec"]["layer"][0]["encoding"]["color"]["scale"]
-    assert scale["domain"] == [-0.1, 0.1] and scale["domainMid"] == 0
+    color = chart.spec["spec"]["layer"][0]["encoding"]["color"]
+    assert color["scale"]["domain"] == pytest.approx([-0.06, 0.06])
+    assert color["scale"]["domainMid"] == 0 and color["title"] == "change of r"
+    tips = {t["field"]: t for t in chart.spec["spec"]["layer"][0]["encoding"]["tooltip"]}
+    assert tips["change"]["title"] == "change from the baseline (r after − r before)"
+    assert tips["change"]["format"] == "+.3f"
+
+
+def test_a_baseline_near_zero_gives_an_absolute_change_not_a_huge_relative_one(doc):
+    """The issue's case: a baseline r of 0.01 and −0.0404 after filtering is a relative change of
+    −504 %; the heatmap shows −0.05 (correlation points), labels and colours alike."""
+    doc = json.loads(json.dumps(doc))
+    for r in doc["correlations"]:
+        if r["metric"] == "MUC" and r["rules"] in ([], ["slow"]):
+            r["pearson"] = 0.01 if not r["rules"] else -0.0404
+            r["pearson_change"] = None if not r["rules"] else -0.0404 / 0.01 - 1
+    chart = by_name(build_charts(doc))["correlations"]
+    (cell,) = rows(chart, combination="Slow", metric="MUC", measure="Pearson")
+    assert cell["change"] == pytest.approx(-0.0504) and cell["label"] == "-0.05"
+    assert "%" not in json.dumps(chart_data(chart))
+    domain = chart.spec["spec"]["layer"][0]["encoding"]["color"]["scale"]["domain"]
+    assert domain[1] < 1  # correlation points, never hundreds of percent
 
 
 def test_the_gap_scatter_is_item_gaps_and_the_bars_metric_gaps(doc):

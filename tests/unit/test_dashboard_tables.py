@@ -47,6 +47,23 @@ def test_trust_table_sorts_by_coefficient_and_marks_outliers():
     assert tables.trust_table(doc, scale="raw", items="simple") is None
 
 
+def test_trust_table_shows_a_sampled_coefficient_with_its_monte_carlo_error():
+    doc = {"settings": {"trust_budget_s": 60.0},
+           "trust": [{"scale": "raw", "items": "all", "level": "ordinal", "variant": "paper",
+                      "method": "sampled", "n_subsets": 3000, "samples_wanted": 20000,
+                      "coefficients": {"A1": 1.0, "A2": 0.8234, "A3": None, "A4": -0.00001},
+                      "mc_error": {"A1": 0.0, "A2": 0.0123, "A3": None, "A4": 0.002},
+                      "outliers": ["A4"]}]}
+    table = tables.trust_table(doc, scale="raw")
+    assert table.shown == {"A1": "1.000 ± 0.000", "A2": "0.823 ± 0.012", "A3": "—",
+                           "A4": "0.000 ± 0.002"}
+    assert table.reduced and table.budget_s == 60.0
+    exact = {"trust": [{**doc["trust"][0], "method": "exact", "n_subsets": 11, "mc_error": None}]}
+    exact["trust"][0].pop("samples_wanted")
+    table = tables.trust_table(exact, scale="raw")
+    assert table.shown["A2"] == "0.823" and not table.reduced
+
+
 def test_correlation_table_starts_with_the_baseline_and_orders_combinations():
     def rec(rules, metric, pearson):
         return {"rules": rules, "removed": ["A1"] if rules else [], "metric": metric,

@@ -346,3 +346,49 @@ def test_williams_at_the_system_level_favours_the_closer_metric():
     t, p, n, reason = williams_system(h, h + rng.normal(0, 0.02, 15), h + rng.normal(0, 0.4, 15))
     assert n == 15 and reason is None and t > 0 and p < 0.05
     assert williams_system(h[:3], h[:3], h[:3])[3] == "fewer than 4 systems with both metrics (3)"
+
+
+def test_spa_uses_one_sided_paired_permutation_p_values_as_scipy_computes_them():
+    # Thompson et al. 2024: p(i, j) is the one-sided p of "i better than j" from a paired
+    # permutation test on the segments (here sources) both systems share.
+    rng = np.random.default_rng(8)
+    human = rng.normal(np.array([0.6, 0.4, 0.1, 0.0]), 1.0, (9, 4))
+    metric = human + rng.normal(0, 0.8, (9, 4))
+
+    def ours(cells):
+        from core.stats.systems import pair_differences
+        pairs, d = pair_differences(cells)
+        flip = sign_flip_test(d, permutations=10_000, rng=np.random.default_rng(0))
+        return one_sided_matrix(4, pairs, flip.p_greater, flip.p_less)
+
+    def scipys(cells):
+        g = np.full((4, 4), np.nan)
+        for i in range(4):
+            for j in range(4):
+                if i != j:
+                    g[i, j] = stats.permutation_test(
+                        (cells[:, i], cells[:, j]),
+                        lambda a, b, axis: np.mean(a - b, axis=axis),
+                        permutation_type="samples", n_resamples=np.inf,
+                        alternative="greater", vectorized=True).pvalue
+        return g
+
+    p_h, p_m = ours(human), ours(metric)
+    assert np.allclose(p_h, scipys(human), equal_nan=True)
+    i, j = np.triu_indices(4, 1)
+    want = 1.0 - np.mean(np.abs(scipys(human)[i, j] - scipys(metric)[i, j]))
+    assert soft_pairwise_accuracy(p_h, p_m) == pytest.approx(want)
+
+
+def test_the_per_system_monte_carlo_equals_the_per_pair_one():
+    from core.stats.systems import pair_differences
+    rng = np.random.default_rng(9)
+    cells = rng.normal(0, 1, (40, 5)) + np.array([0.3, 0.2, 0.1, 0.0, 0.0])
+    cells[[3, 7], 4] = np.nan  # system 4 misses two sources: its pairs go the per-pair way
+    pairs, d = pair_differences(cells)
+    generic = sign_flip_test(d, permutations=3000, rng=np.random.default_rng(1))
+    fast = sign_flip_test(d, permutations=3000, rng=np.random.default_rng(1), cells=cells,
+                          pairs=pairs)
+    assert np.allclose(fast.p_greater, generic.p_greater)
+    assert np.allclose(fast.p_two_sided, generic.p_two_sided)
+    assert [int(v) for v in fast.n] == [38 if 4 in p else 40 for p in pairs]
