@@ -130,6 +130,11 @@ def _setup(live_server, django_user_model):
     for study in (coref, pair, summeval, systems):
         analysis_run_execute(run_id=analysis_run_create(study=study, enqueue=False).pk)
     member_add(study=coref, username="alice", role="viewer", user=None)
+    # A colleague invited by e-mail who has not chosen a password yet (the sharing page says so).
+    from studies.services.sharing import member_invite
+
+    member_invite(study=coref, email="carol@example.org", role="editor", user=user,
+                  site_url=live_server.url)
     probe = study_make(user, slug="probe", items="", open=False)
     screening = study_make(user, slug="screen",
                            items=SCREENED.format(q=probe.primary_question.key))
@@ -374,6 +379,20 @@ def _account_pages(audit: Audit, page, base: str, data: dict, settings) -> None:
                 f"{base}/accounts/reset/{uid}/{default_token_generator.make_token(alice)}/")
     audit.visit(page, "password reset (bad link)", f"{base}/accounts/reset/{uid}/bad-token/")
     audit.visit(page, "password reset complete", f"{base}/accounts/reset/done/")
+    # Open sign-up: the log-in page links it; the form, then the form with its problems.
+    settings.CONCORD_OPEN_SIGNUP = True
+    audit.visit(page, "login (open sign-up)", f"{base}/accounts/login/")
+    audit.visit(page, "sign-up", f"{base}/accounts/signup/")
+    page.fill("#id_username", "alice")
+    page.fill("#id_email", "dave@example.org")
+    page.fill("#id_password1", "short")
+    page.fill("#id_password2", "other")
+    with page.expect_response(lambda r: r.request.method == "POST") as posted:
+        page.click("button[type=submit]")
+    assert posted.value.status == 400, posted.value.status
+    page.wait_for_load_state()
+    audit.check(page, "sign-up (problems)")
+    settings.CONCORD_OPEN_SIGNUP = False
     settings.CONCORD_PASSWORD_RESET_PER_ADDRESS = 1
     try:
         for _ in range(2):
