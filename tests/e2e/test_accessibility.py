@@ -9,8 +9,8 @@ One browser, one set of studies: the researcher's pages (lists, study, items, pa
 sharing, settings, definition, imports, exports, tokens, history, a dashboard of each kind with a
 finished analysis, an annotator's results, every method page, login, password reset, 403 and 404)
 and the annotator's (consent, instructions, the item page of each display kind, screening, every
-end page, the open link's consent, preview and 429 pages). Every violation of every page is
-collected first, so that one run lists them all.
+end page, the open link's consent, preview and 429 pages), each with its folded parts unfolded.
+Every violation of every page is collected first, so that one run lists them all.
 """
 
 from __future__ import annotations
@@ -51,6 +51,12 @@ SETTLED = """() => [...document.querySelectorAll('figure.chart[data-chart-spec]'
     f => ['rendered', 'error'].includes(f.dataset.chartState))
   && (!document.getElementById('answer-form')
       || document.getElementById('answer-form').dataset.ready === 'true')"""
+# Open every folded part (<details>) so that what it holds is checked too, then let a frame pass
+# (a box that now scrolls sideways becomes a tab stop: js/scroll-regions.js).
+UNFOLD = """() => new Promise(done => {
+  document.querySelectorAll('details:not([open])').forEach(d => { d.open = true; });
+  requestAnimationFrame(() => requestAnimationFrame(done));
+})"""
 RUN_AXE = """async tags => {
   const result = await axe.run(document, {runOnly: {type: 'tag', values: tags},
                                           resultTypes: ['violations']});
@@ -76,6 +82,7 @@ class Audit:
         if response is not None and status is not None:
             assert response.status == status, (name, page.url, response.status)
         page.wait_for_function(SETTLED, timeout=30_000)
+        page.evaluate(UNFOLD)
         if not page.evaluate("() => typeof axe !== 'undefined'"):
             page.evaluate(self.source)
         violations = page.evaluate(RUN_AXE, TAGS)
@@ -433,7 +440,8 @@ def test_every_page_passes_axe_core_and_fits_its_width(live_server, sized, djang
 def test_a_box_that_scrolls_sideways_is_a_tab_stop_only_when_it_scrolls(live_server, sized,
                                                                         alice):
     """On a phone the trust page's code blocks are wider than the screen: Tab reaches one and the
-    arrow key scrolls it. At 1280 px the same blocks fit, and are no tab stop."""
+    arrow key scrolls it. At 1280 px the same blocks fit, and are no tab stop; a window narrowed
+    and widened again gains the tab stops and loses them."""
     phone = sized(390, 844)
     login(phone, live_server.url, "alice", "alice-password-1")
     phone.goto(f"{live_server.url}/methods/trust/")
@@ -452,7 +460,14 @@ def test_a_box_that_scrolls_sideways_is_a_tab_stop_only_when_it_scrolls(live_ser
     login(wide, live_server.url, "alice", "alice-password-1")
     wide.goto(f"{live_server.url}/methods/trust/")
     wide.wait_for_load_state()
-    pre = wide.locator(".doc pre")
-    assert pre.count() >= 1
-    assert wide.evaluate("""() => [...document.querySelectorAll('.doc pre')].every(
-        b => b.scrollWidth > b.clientWidth + 1 || !b.hasAttribute('tabindex'))""")
+    assert wide.locator(".doc pre").count() >= 1
+    fits = """() => [...document.querySelectorAll('.doc pre')].every(
+        b => b.scrollWidth > b.clientWidth + 1 || !b.hasAttribute('tabindex'))"""
+    assert wide.evaluate(fits)
+    # The window narrowed to a phone's width: the blocks that now scroll become tab stops; widened
+    # again, none is left.
+    wide.set_viewport_size({"width": 390, "height": 844})
+    expect(wide.locator(".doc pre[data-scroll-region]").first).to_have_attribute("tabindex", "0")
+    wide.set_viewport_size({"width": 1280, "height": 800})
+    expect(wide.locator(".doc [data-scroll-region]")).to_have_count(0)
+    assert wide.evaluate(fits)
