@@ -86,7 +86,8 @@ def bundle_import(*, data: bytes, filename: str, owner: User,
                                                       f"exists{option}")])
     with transaction.atomic():
         study = study_create_from_definition(owner=owner, definition=definition)
-        n_items = items_import(study=study, data=members[ITEMS], filename=f"{name}/{ITEMS}")
+        n_items = items_import(study=study, data=members[ITEMS], filename=f"{name}/{ITEMS}",
+                               user=owner)
         presented = revisions_parse(
             members[REVISIONS], filename=f"{name}/{REVISIONS}",
             items=study.items.values_list("external_id", flat=True),

@@ -175,7 +175,7 @@ def import_job_execute(*, job_id: int) -> ImportJob:
     place, so the redelivered task starts again. Problems of the file fail the job with the
     list of them; any other error fails it too and propagates to Celery.
     """
-    job = ImportJob.objects.select_related("study").get(pk=job_id)
+    job = ImportJob.objects.select_related("study", "created_by").get(pk=job_id)
     if job.status in (Job.Status.DONE, Job.Status.FAILED):
         return job
     folder = _folder(job)
@@ -204,7 +204,8 @@ def import_job_execute(*, job_id: int) -> ImportJob:
                        f"{grouped(len(result.annotators))} annotators; nothing is stored yet.")
         elif job.what == ImportJob.What.ITEMS:
             count = items_import(study=job.study, data=(folder / DATA).read_bytes(),
-                                 filename=job.filename, progress=report)
+                                 filename=job.filename, progress=report,
+                                 user=job.created_by)
             summary = {"items": count}
             message = f"Imported {grouped(count)} items from {job.filename}."
         else:

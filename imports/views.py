@@ -86,7 +86,8 @@ def items_upload(request: HttpRequest, study: Study) -> HttpResponse:
                           {"study": study, "error": exc, "filename": upload.name}, status=400)
         return redirect("imports:import_job", slug=study.slug, job_id=job.pk)
     try:
-        count = items_import(study=study, data=upload.read(), filename=upload.name)
+        count = items_import(study=study, data=upload.read(), filename=upload.name,
+                             user=_user(request))
     except InputError as exc:
         return render(request, "studies/upload_errors.html",
                       {"study": study, "error": exc, "filename": upload.name}, status=400)
@@ -118,7 +119,8 @@ def coref_upload(request: HttpRequest, study: Study) -> HttpResponse:
     try:
         count = coref_items_import(study=study, gold=gold.read(), system=system.read(),
                                    gold_name=gold.name, system_name=system.name,
-                                   fmt=form.cleaned_data["format"], warnings=warnings)
+                                   fmt=form.cleaned_data["format"], warnings=warnings,
+                                   user=_user(request))
     except InputError as exc:
         return render(request, "studies/upload_errors.html",
                       {"study": study, "error": exc, "filename": gold.name}, status=400)

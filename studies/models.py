@@ -312,6 +312,7 @@ class StudyEvent(models.Model):
         CLONE = "clone", _("Cloned")
         INVITE = "invite", _("Invitation links created")
         CONTROLS = "controls", _("Random control pairs added")
+        ITEMS = "items", _("Items uploaded")
 
     study = models.ForeignKey(Study, null=True, blank=True, on_delete=models.SET_NULL,
                               related_name="events")
