@@ -143,6 +143,8 @@ def import_job_confirm(*, job: ImportJob, user: User | None,
     The kept file passes to the new job by one conditional UPDATE, so a double click imports
     once.
     """
+    if job.options.get("columns") == "pending":  # its columns are not mapped yet
+        raise Http404("The columns of this file are not mapped yet")
     folder = _checked(job)
     new = ImportJob.objects.create(
         study=job.study, created_by=user, what=job.what, filename=job.filename,
@@ -253,7 +255,10 @@ def _responses(job: ImportJob, folder: Path,
             study=job.study, data=data, filename=job.filename,
             fmt=options["fmt"], annotator_column=options.get("annotator_column") or None,
             meta_columns=options.get("meta_columns", ()), dry_run=job.dry_run,
-            progress=report, item_map=maps["item_map"], value_map=maps["value_map"])
+            progress=report, value_map=maps["value_map"],
+            # the on-screen column mapper's choices (imports.columns), as a hand-made map
+            item_map=options.get("item_map") or maps["item_map"],
+            ignore_columns=options.get("ignore_columns", ()))
 
 
 def _summary(summary: ImportSummary) -> dict[str, Any]:

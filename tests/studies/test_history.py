@@ -16,7 +16,8 @@ PAIRS = "id,text_a,text_b\n" + "".join(f"p{n},Sentence {n} a,Sentence {n} b\n" f
 
 
 def rows(client, study) -> list[str]:
-    page = client.get(f"/studies/{study.slug}/history/").content.decode()
+    page = re.sub(r' data-label="[^"]*"', "",
+                  client.get(f"/studies/{study.slug}/history/").content.decode())
     return [re.sub(r">\s+<", "><", r) for r in re.findall(r"<tr><td>.*?</tr>", page, re.S)]
 
 
