@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -22,7 +22,7 @@ from core.data import (
     question_data_from_answers,
 )
 from core.results import expand_gaps
-from studies.models import Item, Participant, Question, Study
+from studies.models import Item, Participant, Question, Study, SystemScore
 from studies.selectors import pseudonyms
 
 if TYPE_CHECKING:
@@ -222,7 +222,7 @@ def _item_columns(study: Study) -> tuple[np.ndarray, ItemColumns]:
     an item's ``meta`` only what the analyses read is kept (`ANALYSED_META`)."""
     rows = (Item.objects.filter(study=study, role=Item.Role.MAIN).order_by("position")
             .values_list("id", "external_id", "is_control", "metrics", "features", "meta",
-                         "text", "text_a", "text_b"))
+                         "text", "text_a", "text_b", "system", "source"))
     pks: list[int] = []
     parts: list[ItemColumns] = []
     shared: dict[tuple, dict] = {}  # identical kept metas are one object
@@ -236,7 +236,9 @@ def _item_columns(study: Study) -> tuple[np.ndarray, ItemColumns]:
             metas.append(shared.setdefault(key, kept))
         parts.append(item_columns([row[1] for row in chunk], [row[2] for row in chunk],
                                   [row[3] for row in chunk], [row[4] for row in chunk], metas,
-                                  texts=[" ".join(row[6:9]) for row in chunk]))
+                                  texts=[" ".join(row[6:9]) for row in chunk],
+                                  systems=[row[9] for row in chunk],
+                                  sources=[row[10] for row in chunk]))
         pks.extend(row[0] for row in chunk)
         chunk.clear()
 
@@ -246,7 +248,16 @@ def _item_columns(study: Study) -> tuple[np.ndarray, ItemColumns]:
             flush()
     if chunk:
         flush()
-    return np.array(pks, dtype=np.int64), concat_item_columns(parts)
+    columns = concat_item_columns(parts)
+    if columns.system is not None:
+        # Only a study whose items name systems reads its system-level metric scores (one
+        # more query): a study without systems keeps its query count.
+        scores: dict[str, dict[str, float]] = {}
+        for system, metric, value in (SystemScore.objects.filter(study=study)
+                                      .values_list("system", "metric", "value")):
+            scores.setdefault(metric, {})[system] = value
+        columns = replace(columns, system_scores=scores)
+    return np.array(pks, dtype=np.int64), columns
 
 
 def study_data(*, study: Study, question: Question | None = None) -> StudyData:

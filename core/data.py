@@ -46,6 +46,14 @@ class StudyData:
     # too-fast rule; None: not known.
     item_words: FloatArray | None = None
     later_annotator: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # The system that produced each item and the source it answers (docs/systems.md): indices
+    # into `system_names` / `source_names`, -1 = none; None: no item names a system.
+    item_system: IntArray | None = None
+    item_source: IntArray | None = None
+    system_names: Sequence[str] = ()
+    source_names: Sequence[str] = ()
+    # System-level metric scores imported per system: {metric: {system name: value}}.
+    system_scores: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
     @property
     def n_items(self) -> int:
@@ -101,6 +109,14 @@ class ItemColumns:
     features: dict[str, FloatArray]
     meta: Sequence[Mapping[str, object]]
     words: FloatArray | None = None  # words of each item's texts (None: not known)
+    # Each item's system and source as indices into the sorted names (-1 = none); None when
+    # no item names a system (a study without systems), and the system-level metric scores
+    # imported per system ({metric: {system: value}}).
+    system: IntArray | None = None
+    source: IntArray | None = None
+    system_names: Sequence[str] = ()
+    source_names: Sequence[str] = ()
+    system_scores: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
 
 def _number(value: object) -> float:
@@ -112,17 +128,36 @@ def _number(value: object) -> float:
         return np.nan
 
 
+def _factorised(labels: Sequence[str] | None, n: int) -> tuple[IntArray | None, list[str]]:
+    """Return indices into the sorted distinct non-blank labels (-1 = blank) and those names;
+    (None, []) when no label is given or every one is blank."""
+    if labels is None or not any(labels):
+        return None, []
+    names = sorted({label for label in labels if label})
+    index = {name: k for k, name in enumerate(names)}
+    codes = np.array([index.get(label, -1) for label in labels], dtype=np.int64).reshape(n)
+    return codes, names
+
+
 def item_columns(ids: Sequence[str], control: Sequence[bool],
                  metrics: Sequence[Mapping[str, object]], features: Sequence[Mapping[str, object]],
                  meta: Sequence[Mapping[str, object]],
-                 texts: Sequence[str] | None = None) -> ItemColumns:
+                 texts: Sequence[str] | None = None, *,
+                 systems: Sequence[str] | None = None,
+                 sources: Sequence[str] | None = None) -> ItemColumns:
     """Turn per-item dicts of metrics and features into one array per name (nan = absent).
 
     ``texts``: each item's text (its texts joined), whose words the too-fast rule's reading
-    speed reads; ``None`` leaves the words unknown.
+    speed reads; ``None`` leaves the words unknown.  ``systems``, ``sources``: each item's
+    system and source ("" = none), kept as indices into their sorted names.
+    Example: systems ``["b", "", "a"]`` → ``system == [1, -1, 0]``, ``system_names == ["a", "b"]``.
     """
     metric_names = sorted({m for row in metrics for m in row})
     feature_names = sorted({f for row in features for f in row})
+    system, system_names = _factorised(systems, len(ids))
+    source, source_names = _factorised(sources, len(ids))
+    if system is None:  # sources matter only to a study with systems
+        source, source_names = None, []
     return ItemColumns(
         ids=list(ids),
         control=np.asarray(control, dtype=bool).reshape(len(ids)),
@@ -133,7 +168,27 @@ def item_columns(ids: Sequence[str], control: Sequence[bool],
         meta=list(meta),
         words=None if texts is None
         else np.array([len(t.split()) for t in texts], dtype=float).reshape(len(ids)),
+        system=system, source=source, system_names=system_names, source_names=source_names,
     )
+
+
+def _joined_codes(parts: Sequence[ItemColumns], attr: str
+                  ) -> tuple[IntArray | None, list[str]]:
+    """Join the parts' index arrays of ``attr`` ("system" or "source") over their names' union."""
+    names_attr = f"{attr}_names"
+    if all(getattr(p, attr) is None for p in parts):
+        return None, []
+    names = sorted({n for p in parts for n in getattr(p, names_attr)})
+    index = {name: k for k, name in enumerate(names)}
+    out = []
+    for p in parts:
+        codes = getattr(p, attr)
+        if codes is None:
+            out.append(np.full(len(p.ids), -1, dtype=np.int64))
+            continue
+        remap = np.array([index[n] for n in getattr(p, names_attr)] + [-1], dtype=np.int64)
+        out.append(remap[codes])  # -1 indexes the appended -1
+    return np.concatenate(out), names
 
 
 # The keys of an item's ``meta`` that the analyses read (the sentiments of the sentiment rule).
@@ -151,6 +206,8 @@ def concat_item_columns(parts: Sequence[ItemColumns]) -> ItemColumns:
                 if parts else np.zeros(0) for name in names}
 
     words = [p.words for p in parts]
+    system, system_names = _joined_codes(parts, "system")
+    source, source_names = _joined_codes(parts, "source") if system is not None else (None, [])
     return ItemColumns(
         ids=[i for p in parts for i in p.ids],
         control=np.concatenate([p.control for p in parts]) if parts else np.zeros(0, bool),
@@ -159,6 +216,7 @@ def concat_item_columns(parts: Sequence[ItemColumns]) -> ItemColumns:
         meta=[m for p in parts for m in p.meta],
         words=None if not parts or any(w is None for w in words)
         else np.concatenate([w for w in words if w is not None]),
+        system=system, source=source, system_names=system_names, source_names=source_names,
     )
 
 
@@ -218,6 +276,9 @@ def study_data_from_answers(items: ItemColumns, *, participant: npt.ArrayLike,
         else np.asarray(cant_judge, dtype=bool).reshape(value.shape)[first],
         item_words=items.words,
         later_annotator=annotator[later],
+        item_system=items.system, item_source=items.source,
+        system_names=list(items.system_names), source_names=list(items.source_names),
+        system_scores=items.system_scores,
     )
 
 

@@ -2,14 +2,25 @@
 
 Pure functions (no database), so the design can be tested exhaustively and reproduced from the
 recorded seed.
+
+Items may name the system that produced them and the source they answer (docs/systems.md).
+Then a participant who sees a subset sees every system about equally often (the counts per
+system differ by at most one where the items allow), and the outputs of one source are either
+spread apart (`spread`: no two adjacent where the numbers allow) or shown one after the other
+(`together`: the order of the sources and the order within each source shuffled per participant).
+A study whose items name neither is planned exactly as before (the same random draws).
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+SPREAD, TOGETHER = "spread", "together"
+SOURCE_ORDERS = (SPREAD, TOGETHER)
 
 
 @dataclass(frozen=True)
@@ -18,6 +29,8 @@ class Design:
     annotators_per_item: int
     duplicates: int
     min_gap: int
+    # How the outputs of one source are ordered (items that name a source): SOURCE_ORDERS.
+    source_order: str = SPREAD
 
     @property
     def gap(self) -> int:
@@ -61,6 +74,8 @@ def plan_presentations(
     seed: int,
     assigned_counts: Mapping[int, int] | None = None,
     control_ids: frozenset[int] = frozenset(),
+    systems: Mapping[int, str] | None = None,
+    sources: Mapping[int, str] | None = None,
 ) -> list[tuple[int, int]]:
     """Return the ordered (item id, presentation) list of one participant.
 
@@ -69,23 +84,53 @@ def plan_presentations(
     are shown a second time (presentation 2), each at least `design.gap` positions after its
     first showing. Example: 4 items, every item, 1 duplicate with gap 2 gives e.g.
     [(3, 1), (1, 1), (4, 1), (3, 2), (2, 1)].
+
+    ``systems`` and ``sources`` map an item to the system that produced it and the source it
+    answers ("" or absent: none). With systems, a subset is chosen system by system
+    (`_systems_choose`: the counts per system differ by at most one where the items allow);
+    with sources, ``design.source_order`` orders them: ``together`` shows the outputs of one
+    source one after the other, the sources and the outputs within each in a seeded random
+    order (`_blocks_order`; a subset is then chosen whole sources at a time), ``spread`` keeps
+    them apart (`_spread_order`). A repeat is placed between two sources (``together``) or not
+    next to its own source (``spread``) where it can be. Without either, the draws are exactly
+    those of a study without systems.
     """
     problems = design.problems(available=len(item_ids), controls=len(control_ids & set(item_ids)))
+    if design.source_order not in SOURCE_ORDERS:
+        problems.append(f"source_order must be one of {', '.join(SOURCE_ORDERS)}, "
+                        f"not {design.source_order!r}")
     if problems:
         raise ValueError("; ".join(problems))
     rng = np.random.default_rng(seed)
     counts = assigned_counts or {}
+    systems = {i: s for i, s in (systems or {}).items() if s}
+    sources = {i: s for i, s in (sources or {}).items() if s}
     ids = np.asarray(item_ids, dtype=np.int64)
     m = design.n_items(len(ids))
+    together = design.source_order == TOGETHER and bool(sources)
     if m < len(ids):
         # Least assigned first; items already at the overlap only when nothing else is left.
         count = np.array([counts.get(int(i), 0) for i in ids])
         full = count >= design.annotators_per_item
-        order = np.lexsort((rng.random(len(ids)), count, full))
-        chosen = ids[order[:m]]
+        if together:
+            chosen = _blocks_choose(ids, count, full, m=m, sources=sources, systems=systems,
+                                    rng=rng)
+        elif systems:
+            chosen = _systems_choose(ids, count, full, m=m, k=design.annotators_per_item,
+                                     systems=systems, rng=rng)
+        else:
+            order = np.lexsort((rng.random(len(ids)), count, full))
+            chosen = ids[order[:m]]
     else:
         chosen = ids
-    sequence = [(int(i), 1) for i in rng.permutation(chosen)]
+    if together:
+        blocks = _blocks_order(chosen, sources=sources, rng=rng)
+        sequence = [(i, 1) for block in blocks for i in block]
+    elif sources:
+        sequence = [(i, 1) for i in _spread_order(chosen, sources=sources, rng=rng)]
+    else:
+        sequence = [(int(i), 1) for i in rng.permutation(chosen)]
+        blocks = []
     if design.duplicates:
         gap = design.gap
         # Candidates whose first showing leaves room for the repeat; non-control items only.
@@ -93,9 +138,192 @@ def plan_presentations(
         firsts = sorted(rng.choice(room, size=design.duplicates, replace=False).tolist())
         for item in [sequence[p][0] for p in firsts]:
             p_now = sequence.index((item, 1))
-            q = int(rng.integers(p_now + gap, len(sequence) + 1))
+            if sources:
+                q = _repeat_place(sequence, item, start=p_now + gap, sources=sources,
+                                  together=together, rng=rng)
+            else:
+                q = int(rng.integers(p_now + gap, len(sequence) + 1))
             sequence.insert(q, (item, 2))
     return sequence
+
+
+def _systems_choose(ids: np.ndarray, count: np.ndarray, full: np.ndarray, *, m: int, k: int,
+                    systems: Mapping[int, str], rng: np.random.Generator) -> np.ndarray:
+    """Choose ``m`` items so that every system gets about as many as the others.
+
+    Each system's (and the items without one, as one more group) quota is an equal share of
+    ``m``, filled level by level: a group with fewer items than its share gives all it has and
+    the rest is shared among the others; the shares left over (``m`` not divisible) go to the
+    groups with the most places left to fill (``k`` annotators per item), then to those whose
+    next item is least assigned. Within a group, the least assigned items come
+    first (seeded tie-break), as without systems. So the counts per system differ by at most one
+    unless a system has too few items.
+    """
+    order = np.lexsort((rng.random(len(ids)), count, full))
+    groups: dict[str, list[int]] = defaultdict(list)
+    for index in order.tolist():
+        groups[systems.get(int(ids[index]), "")].append(index)
+    room = {g: int(np.maximum(k - count[members], 0).sum()) for g, members in groups.items()}
+    quota = dict.fromkeys(groups, 0)
+    left, open_groups = m, sorted(groups)
+    while left and open_groups:
+        share = left // len(open_groups)
+        small = [g for g in open_groups if len(groups[g]) - quota[g] <= share]
+        if small and share:
+            for g in small:
+                left -= len(groups[g]) - quota[g]
+                quota[g] = len(groups[g])
+            open_groups = [g for g in open_groups if g not in small]
+            continue
+        for g in open_groups:
+            quota[g] += share
+        left -= share * len(open_groups)
+        # The shares left over: to the groups with the most places left to fill (so that
+        # over participants every system is shown as often as its items need), then whose next
+        # item is least assigned.
+        keys = [(bool(full[groups[g][quota[g]]]), -room[g], int(count[groups[g][quota[g]]]),
+                 rng.random(), g) for g in open_groups if quota[g] < len(groups[g])]
+        for *_, g in sorted(keys)[:left]:
+            quota[g] += 1
+            left -= 1
+        open_groups = [g for g in open_groups if quota[g] < len(groups[g])]
+    chosen = sorted(index for g, members in groups.items() for index in members[:quota[g]])
+    return ids[np.asarray(chosen, dtype=np.int64)]
+
+
+def _blocks_choose(ids: np.ndarray, count: np.ndarray, full: np.ndarray, *, m: int,
+                   sources: Mapping[int, str], systems: Mapping[int, str],
+                   rng: np.random.Generator) -> np.ndarray:
+    """Choose ``m`` items whole sources at a time (``together``): the sources whose items are
+    least assigned first (seeded tie-break); the last source, when only part of it fits, gives
+    the items of the systems chosen least so far. An item without a source is a block of its
+    own. When every source has one output of every system, the systems are balanced as
+    `_systems_choose` balances them."""
+    blocks: dict[str, list[int]] = defaultdict(list)
+    for index, item in enumerate(ids.tolist()):
+        source = sources.get(item)
+        blocks[source if source is not None else f"\0{item}"].append(index)
+    names = list(blocks)
+    keys = np.array([[all(full[i] for i in blocks[n]), min(count[i] for i in blocks[n])]
+                     for n in names])
+    order = np.lexsort((rng.random(len(names)), keys[:, 1], keys[:, 0]))
+    chosen: list[int] = []
+    seen: dict[str, int] = defaultdict(int)
+    for b in order.tolist():
+        members = blocks[names[b]]
+        room = m - len(chosen)
+        if room <= 0:
+            break
+        if len(members) > room:
+            members = sorted(members, key=lambda i: (seen[systems.get(int(ids[i]), "")],
+                                                     bool(full[i]), int(count[i])))[:room]
+        for i in members:
+            seen[systems.get(int(ids[i]), "")] += 1
+        chosen += members
+    return ids[np.asarray(sorted(chosen), dtype=np.int64)]
+
+
+def _blocks_order(chosen: np.ndarray, *, sources: Mapping[int, str],
+                  rng: np.random.Generator) -> list[list[int]]:
+    """Group the chosen items by source (an item without one alone) and shuffle the order of
+    the groups and the order within each (``together``)."""
+    blocks: dict[str, list[int]] = defaultdict(list)
+    for item in chosen.tolist():
+        source = sources.get(item)
+        blocks[source if source is not None else f"\0{item}"].append(int(item))
+    groups = list(blocks.values())
+    return [[group[k] for k in rng.permutation(len(group)).tolist()]
+            for group in (groups[b] for b in rng.permutation(len(groups)).tolist())]
+
+
+def _spread_order(chosen: np.ndarray, *, sources: Mapping[int, str],
+                  rng: np.random.Generator) -> list[int]:
+    """Order the chosen items so that no two outputs of one source are adjacent where the
+    numbers allow (``spread``), at random otherwise.
+
+    A random sequential draw: at each place, a source is drawn with a probability proportional
+    to its items left, among those that keep the rest arrangeable (r items left with no two of a
+    source adjacent and not starting with the source just placed need every source's count at
+    most (r + 1) / 2, and the source just placed at most r / 2); an item without a source may
+    go anywhere. Where no draw keeps it arrangeable (a source has more than half the items),
+    the largest source other than the last one placed is taken, which leaves the fewest
+    adjacent pairs.
+    """
+    names: dict[str, int] = {}
+    pools: list[list[int]] = []
+    free: list[int] = []
+    for item in rng.permutation(chosen).tolist():
+        source = sources.get(int(item))
+        if source is None:
+            free.append(int(item))
+            continue
+        if source not in names:
+            names[source] = len(pools)
+            pools.append([])
+        pools[names[source]].append(int(item))
+    left = np.array([len(p) for p in pools], dtype=np.int64)
+    out: list[int] = []
+    last = -1
+    while left.sum() + len(free) > 0:
+        r = int(left.sum()) + len(free) - 1  # items left after this place
+        top = np.sort(left)[::-1]
+        m1, m2 = int(top[0]) if len(top) else 0, int(top[1]) if len(top) > 1 else 0
+        unique_top = (left == m1).sum() == 1
+        others = np.where((left == m1) & unique_top, m2, m1)  # the largest other source
+        ok = (left > 0) & (left - 1 <= r // 2) & (2 * others <= r + 1)
+        if last >= 0:
+            ok[last] = False
+        weights = np.where(ok, left, 0).astype(float)
+        # A free item breaks the run: the rest then only needs every source at most (r + 1) / 2.
+        free_weight = float(len(free)) if free and 2 * m1 <= r + 1 else 0.0
+        total = weights.sum() + free_weight
+        if total > 0:
+            pick = rng.random() * total
+            if pick < free_weight:
+                out.append(free.pop())
+                last = -1
+                continue
+            choice = int(np.searchsorted(np.cumsum(weights), pick - free_weight, side="right"))
+            choice = min(choice, len(left) - 1)
+            while weights[choice] == 0:  # a rounding at the edge: the previous source that may go
+                choice -= 1
+        else:  # not arrangeable: the largest source but the last, then a free item, then the last
+            candidates = np.where(left > 0, left, 0)
+            if last >= 0:
+                candidates[last] = 0
+            if candidates.max(initial=0) > 0:
+                choice = int(np.argmax(candidates))
+            elif free:
+                out.append(free.pop())
+                last = -1
+                continue
+            else:
+                choice = last
+        out.append(pools[choice].pop())
+        left[choice] -= 1
+        last = choice
+    return out
+
+
+def _repeat_place(sequence: list[tuple[int, int]], item: int, *, start: int,
+                  sources: Mapping[int, str], together: bool, rng: np.random.Generator) -> int:
+    """Return where a repeat goes, at ``start`` or later: between two sources (``together``,
+    so no block is split), or not next to another output of its own source (``spread``), when
+    such a place exists; a seeded random one of them."""
+    own = sources.get(item)
+
+    def source_at(p: int) -> str | None:
+        return sources.get(sequence[p][0]) if 0 <= p < len(sequence) else None
+
+    places = list(range(start, len(sequence) + 1))
+    if together:
+        good = [q for q in places if q == len(sequence) or source_at(q - 1) is None
+                or source_at(q - 1) != source_at(q)]
+    else:
+        good = [q for q in places if own is None
+                or (source_at(q - 1) != own and source_at(q) != own)]
+    pool = good or places
+    return pool[int(rng.integers(0, len(pool)))]
 
 
 def checks_place(

@@ -1,7 +1,8 @@
 """Parse and validate item files completely before anything is written; build coreference items.
 
 Item files (CSV/TSV or JSON Lines, read by `core.tabular`): `id` (required), `text` or
-`text_a`/`text_b`, `control` (0/1), `role` (main, screening or check), and prefixed columns
+`text_a`/`text_b`, `control` (0/1), `role` (main, screening or check), `system` and `source`
+(the system that produced the item and the source it answers, docs/systems.md), and prefixed columns
 `metric:<name>`, `feature:<name>`, `meta:<name>`, `gold:<question>` and `tolerance:<question>`
 (a screening or check item's known answer to a question and how far from it an answer may be). `items_parse` returns `ItemRow`s or raises one `InputError` listing every
 problem; `items_stream` checks the same rows one by one without holding them (the bulk import
@@ -27,6 +28,9 @@ from core.problems import Collector, Problem
 from core.tabular import DEFAULT_LIMITS, Limits, decode, stream_table
 
 TEXT_COLUMNS = ("text", "text_a", "text_b")
+# The system that produced an item and the source (input document, segment, prompt) it answers.
+LABEL_COLUMNS = ("system", "source")
+MAX_LABEL = 200  # the model's CharField
 PREFIXES = ("metric:", "feature:", "meta:", "gold:", "tolerance:")
 ROLES = ("main", "screening", "check")
 
@@ -41,6 +45,8 @@ class ItemRow:
     text_a: str = ""
     text_b: str = ""
     is_control: bool = False
+    system: str = ""
+    source: str = ""
     metrics: dict[str, float] = field(default_factory=dict)
     features: dict[str, float] = field(default_factory=dict)
     meta: dict[str, str] = field(default_factory=dict)
@@ -72,7 +78,7 @@ def _prefixed_columns(header: list[str], errors: Collector,
     (and a `gold:`/`tolerance:` column naming no question of the study)."""
     prefixed: dict[str, tuple[str, str]] = {}
     for column in dict.fromkeys(header):  # each name once, in order
-        if column in ("id", "control", "role", "check_at", *TEXT_COLUMNS):
+        if column in ("id", "control", "role", "check_at", *TEXT_COLUMNS, *LABEL_COLUMNS):
             continue
         prefix, colon, name = column.partition(":")
         if colon and f"{prefix}:" in PREFIXES and name.strip():
@@ -85,7 +91,7 @@ def _prefixed_columns(header: list[str], errors: Collector,
         else:
             errors.add(
                 f"unknown column {column!r} (expected id, text, text_a, text_b, control, role, check_at, "
-                "metric:<name>, feature:<name>, meta:<name>, gold:<question>, "
+                "system, source, metric:<name>, feature:<name>, meta:<name>, gold:<question>, "
                 "tolerance:<question>)",
                 line=1, column=column,
             )
@@ -210,6 +216,12 @@ def _item_rows(rows: Iterator[tuple[int, dict[str, str]]], *, errors: Collector,
         for name in needed:
             if name in columns and not getattr(item, name).strip() and display != "coref":
                 errors.add(f"empty {name}", line=line, column=name)
+        for name in LABEL_COLUMNS:
+            label = clean(row.get(name, "").strip())
+            if (problem := label_problem(label, name)) is not None:
+                errors.add(problem, line=line, column=name)
+            else:
+                setattr(item, name, label)
         control = row.get("control", "").strip().lower()
         if control in {"1", "true", "yes"}:
             item.is_control = True
@@ -297,6 +309,20 @@ def item_id_problem(item_id: str) -> str | None:
     bad = next((c for c in item_id if unicodedata.category(c) in {"Cc", "Cf", "Zl", "Zp"}), None)
     if bad is not None:
         return f"the id contains the invisible character U+{ord(bad):04X}"
+    return None
+
+
+def label_problem(value: str, name: str) -> str | None:
+    """Return why ``value`` cannot be an item's ``name`` (system or source), or None.
+
+    At most 200 characters, without control, format or line/paragraph separator characters:
+    the value is a column of every export and a filter of the items page, as an id is.
+    """
+    if len(value) > MAX_LABEL:
+        return f"the {name} has {len(value)} characters; at most {MAX_LABEL} are allowed"
+    bad = next((c for c in value if unicodedata.category(c) in {"Cc", "Cf", "Zl", "Zp"}), None)
+    if bad is not None:
+        return f"the {name} contains the invisible character U+{ord(bad):04X}"
     return None
 
 

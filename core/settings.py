@@ -36,6 +36,8 @@ from core.problems import InputError, Problem
 from core.stats.heuristics import RULES, SENTIMENT_THRESHOLDS
 from core.stats.quality import QUALITY_RULES
 from core.stats.scales import LEVELS
+from core.stats.systems import CORRECTIONS, RESAMPLINGS
+from core.stats.systems import TESTS as SYSTEM_TESTS
 from core.stats.trust import MAX_EXACT_LIMIT, VARIANTS
 
 __all__ = [
@@ -394,6 +396,35 @@ class AnalysisSettings:
                                     open_high=True, label="Metric comparison: significance level",
                                     help="Williams' test says one metric agrees with the humans "
                                          "better than another when its two-sided p is below this")
+    systems_resampling: str = _knob(
+        "sources", kind="choice", choices=RESAMPLINGS,
+        choice_labels={"sources": "sources (the outputs of one input together)",
+                       "sources_and_annotators": "sources and annotators (two-way)"},
+        label="Systems: the bootstrap draws",
+        help="what each bootstrap of the system scores draws with replacement: the sources, or "
+             "the sources and the annotators (wider intervals that also cover who rated)")
+    systems_test: str = _knob(
+        "permutation", kind="choice", choices=SYSTEM_TESTS,
+        choice_labels={"permutation": "paired permutation (sign-flip) test",
+                       "wilcoxon": "Wilcoxon signed-rank test"},
+        label="Systems: paired test",
+        help="the test of every two systems on the sources both answered")
+    systems_correction: str = _knob(
+        "holm", kind="choice", choices=CORRECTIONS, label="Systems: multiple-comparison correction",
+        help="how the p-values of all pairs of systems are adjusted (Holm 1979, Bonferroni, none)")
+    systems_bootstrap: int = _knob(1000, kind="int", low=1, high=100_000,
+                                   label="Systems: bootstrap resamples",
+                                   help="resamples of the sources for the system scores' and "
+                                        "the system-level correlations' intervals")
+    systems_permutations: int = _knob(10_000, kind="int", low=1, high=1_000_000,
+                                      label="Systems: permutations",
+                                      help="random sign vectors of the paired permutation test "
+                                           "(exact when 2^n is fewer) and relabellings of the "
+                                           "pairwise accuracies' p-values (exact when n! is fewer)")
+    systems_alpha: float = _knob(0.05, kind="float", low=0.0, high=1.0, open_low=True,
+                                 open_high=True, label="Systems: significance level",
+                                 help="two systems differ significantly when the adjusted p of "
+                                      "their paired test is below this (and the clusters split)")
     heuristics: HeuristicSettings = _section(HeuristicSettings)
     quality: QualitySettings = _section(QualitySettings)
 

@@ -37,7 +37,12 @@ RESPONSE_COLUMNS = ("annotator", "item", "presentation", "position", "duplicate"
 REVISION_COLUMNS = ("annotator", "item", "presentation", "position", "revision", "current",
                     "question", "value", "missing", "comment", "active_ms", "submitted_at",
                     "source")
+# The item's system and source (docs/systems.md), after the columns above, only for a study whose
+# items name them. `source` already says where an answer came from (collected or imported), so
+# the item's source is `item_source`.
+ITEM_LABEL_COLUMNS = ("system", "item_source")
 TEXT_COLUMNS = ("text", "text_a", "text_b")
+LABEL_COLUMNS = ("system", "source")
 PREFIXES = (("metrics", "metric:"), ("features", "feature:"), ("meta", "meta:"))
 KNOWN_PREFIXES = (("gold", "gold:"), ("tolerance", "tolerance:"))
 SENTIMENT_META = ("sentiment_a", "sentiment_b")
@@ -66,7 +71,7 @@ _CURRENT_SQL = """
 SELECT first.participant_id, item.external_id, first.presentation, cur.position, question.key,
        answer.value, answer.missing, answer.comment, cur.revision, first.active_ms,
        cur.received_at, cur.source, item.is_control, first.item_id, answer.question_id,
-       item.role
+       item.role, item.system, item.source
 FROM {response} first
 JOIN {participant} p ON p.id = first.participant_id
 JOIN {response} cur ON cur.participant_id = first.participant_id
@@ -82,7 +87,7 @@ ORDER BY MIN(first.id) OVER (PARTITION BY first.participant_id), cur.position IS
 _REVISIONS_SQL = """
 SELECT r.participant_id, item.external_id, r.presentation, r.position, r.revision, r.is_current,
        question.key, answer.value, answer.missing, answer.comment, r.active_ms, r.received_at,
-       r.source
+       r.source, item.system, item.source
 FROM {response} r
 JOIN {participant} p ON p.id = r.participant_id
 JOIN {answer} answer ON answer.response_id = r.id
@@ -122,9 +127,26 @@ def _aware(moment: Any) -> datetime:
     return moment.astimezone(UTC)
 
 
-def response_rows(*, study: Study) -> Iterator[tuple[object, ...]]:
-    """Yield one tuple per stored answer of a current revision, in RESPONSE_COLUMNS order: one
-    row per (annotator, item, presentation, question). Two queries.
+def study_has_labels(*, study: Study) -> bool:
+    """Tell whether some item of the study names a system or a source. One query."""
+    return Item.objects.filter(study=study).filter(~Q(system="") | ~Q(source="")).exists()
+
+
+def response_columns(*, study: Study) -> tuple[str, ...]:
+    """The columns of the responses export: RESPONSE_COLUMNS, then `system` and `item_source`
+    when the study's items name them. One query."""
+    return RESPONSE_COLUMNS + (ITEM_LABEL_COLUMNS if study_has_labels(study=study) else ())
+
+
+def revision_columns(*, study: Study) -> tuple[str, ...]:
+    """The columns of the revisions export (as `response_columns`). One query."""
+    return REVISION_COLUMNS + (ITEM_LABEL_COLUMNS if study_has_labels(study=study) else ())
+
+
+def response_rows(*, study: Study, labels: bool = False) -> Iterator[tuple[object, ...]]:
+    """Yield one tuple per stored answer of a current revision, in RESPONSE_COLUMNS order (then
+    the item's system and source when ``labels``): one row per (annotator, item, presentation,
+    question). Two queries.
 
     Annotators are pseudonyms (A1, A2, … as in the results document), rows ordered by annotator
     then position, then question. No token, no platform id: the mapping is the separate
@@ -132,20 +154,24 @@ def response_rows(*, study: Study) -> Iterator[tuple[object, ...]]:
     """
     names = pseudonyms(study=study)
     for (pid, item, presentation, position, question, value, missing, comment, revision,
-         active_ms, received, source, control, _, _, role) in _stream(_CURRENT_SQL, [study.pk]):
-        yield (names[pid], item, presentation, position, presentation > 1, value, active_ms,
+         active_ms, received, source, control, _, _, role, system, item_source) in _stream(
+            _CURRENT_SQL, [study.pk]):
+        row = (names[pid], item, presentation, position, presentation > 1, value, active_ms,
                _aware(received), source, bool(control), question, missing, comment, revision,
                role)
+        yield (*row, system, item_source) if labels else row
 
 
-def revision_rows(*, study: Study) -> Iterator[tuple[object, ...]]:
-    """Yield one tuple per stored answer of every revision, in REVISION_COLUMNS order. Two
-    queries."""
+def revision_rows(*, study: Study, labels: bool = False) -> Iterator[tuple[object, ...]]:
+    """Yield one tuple per stored answer of every revision, in REVISION_COLUMNS order (then the
+    item's system and source when ``labels``). Two queries."""
     names = pseudonyms(study=study)
     for (pid, item, presentation, position, revision, current, question, value, missing, comment,
-         active_ms, received, source) in _stream(_REVISIONS_SQL, [study.pk]):
-        yield (names[pid], item, presentation, position, revision, bool(current), question,
+         active_ms, received, source, system, item_source) in _stream(_REVISIONS_SQL,
+                                                                       [study.pk]):
+        row = (names[pid], item, presentation, position, revision, bool(current), question,
                value, missing, comment, active_ms, _aware(received), source)
+        yield (*row, system, item_source) if labels else row
 
 
 # --- the annotator × item matrix ----------------------------------------------------------------
@@ -186,7 +212,7 @@ def matrix_rows(*, study: Study, width: int,
     names = pseudonyms(study=study)
     current: int | None = None
     row: list[object] = []
-    for (pid, _, presentation, _, _, value, *_, item, question, _role) in _stream(
+    for (pid, _, presentation, _, _, value, *_, item, question, _role, _, _) in _stream(
             _CURRENT_SQL, [study.pk]):
         if pid != current:
             if current is not None:
@@ -203,9 +229,12 @@ def matrix_rows(*, study: Study, width: int,
 def item_columns(*, study: Study) -> list[str]:
     """Return the `import_items` columns the study's items need. Two queries."""
     present = Item.objects.filter(study=study).aggregate(
-        **{name: Count("pk", filter=~Q(**{name: ""})) for name in TEXT_COLUMNS})
+        **{name: Count("pk", filter=~Q(**{name: ""})) for name in TEXT_COLUMNS + LABEL_COLUMNS})
     needed = ("text_a", "text_b") if study.display == Study.Display.PAIR else ("text",)
     header = ["id"] + [n for n in TEXT_COLUMNS if n in needed or present[n]] + ["control"]
+    # An item's system and source (docs/systems.md), only when some item names one, so a study
+    # without systems exports the columns it always did.
+    header += [n for n in LABEL_COLUMNS if present[n]]
     keys: dict[str, set[str]] = {attr: set() for attr, _ in PREFIXES + KNOWN_PREFIXES}
     rows = Item.objects.filter(study=study).values_list("metrics", "features", "meta", "gold",
                                                         "tolerance", "role", "check_at")
@@ -251,11 +280,13 @@ def item_rows(*, study: Study, header: list[str]) -> Iterator[dict[str, Any]]:
     """Yield one {column: value} per item in import order; absent values are None. One query."""
     rows = (Item.objects.filter(study=study).order_by("position")
             .values_list("external_id", "text", "text_a", "text_b", "is_control", "metrics",
-                         "features", "meta", "role", "gold", "tolerance", "check_at"))
+                         "features", "meta", "role", "gold", "tolerance", "check_at", "system",
+                         "source"))
     for (external, text, text_a, text_b, control, metrics, features, meta, role, gold,
-         tolerance, check_at) in rows.iterator(chunk_size=READ_CHUNK):
+         tolerance, check_at, system, source) in rows.iterator(chunk_size=READ_CHUNK):
         values = {"id": external, "text": text, "text_a": text_a, "text_b": text_b,
-                  "control": int(control), "role": role, "check_at": check_at}
+                  "control": int(control), "role": role, "check_at": check_at,
+                  "system": system, "source": source}
         stores = {"metric:": metrics, "feature:": features, "meta:": _exported_meta(study, meta),
                   "gold:": gold, "tolerance:": tolerance}
         record = {}
@@ -263,6 +294,18 @@ def item_rows(*, study: Study, header: list[str]) -> Iterator[dict[str, Any]]:
             prefix, _, name = column.partition(":")
             record[column] = (stores[prefix + ":"].get(name) if name else values[column])
         yield record
+
+
+# --- system-level metric scores ----------------------------------------------------------------
+
+SYSTEM_SCORE_COLUMNS = ("system", "metric", "value")
+
+
+def system_score_rows(*, study: Study) -> Iterator[tuple[str, str, float]]:
+    """Yield the study's system-level scores as (system, metric, value), by metric then
+    system. One query."""
+    yield from (study.system_scores.order_by("metric", "system")
+                .values_list("system", "metric", "value").iterator(chunk_size=READ_CHUNK))
 
 
 # --- the pseudonym mapping ----------------------------------------------------------------------

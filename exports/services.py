@@ -36,8 +36,10 @@ from studies.selectors import study_definition
 
 from .models import ExportJob
 from .selectors import (
+    ITEM_LABEL_COLUMNS,
     RESPONSE_COLUMNS,
     REVISION_COLUMNS,
+    SYSTEM_SCORE_COLUMNS,
     export_job_file,
     export_job_target,
     export_row_estimate,
@@ -45,8 +47,12 @@ from .selectors import (
     item_rows,
     matrix_columns,
     matrix_rows,
+    response_columns,
     response_rows,
+    revision_columns,
     revision_rows,
+    study_has_labels,
+    system_score_rows,
 )
 
 if TYPE_CHECKING:
@@ -180,10 +186,12 @@ class _Tally:
 # --- the tables ---------------------------------------------------------------------------------
 
 
-def responses_schema() -> pa.Schema:
-    """Return the explicit Parquet schema of the responses export."""
+def responses_schema(*, labels: bool = False) -> pa.Schema:
+    """Return the explicit Parquet schema of the responses export (with the item's system and
+    source when ``labels``)."""
     import pyarrow as pa
 
+    extra = [pa.field(name, pa.string(), nullable=False) for name in ITEM_LABEL_COLUMNS]
     return pa.schema([
         pa.field("annotator", pa.string(), nullable=False),
         pa.field("item", pa.string(), nullable=False),
@@ -200,23 +208,28 @@ def responses_schema() -> pa.Schema:
         pa.field("comment", pa.string(), nullable=False),
         pa.field("revision", pa.int16(), nullable=False),
         pa.field("role", pa.string(), nullable=False),
+        *(extra if labels else []),
     ])
 
 
 def _responses_chunks(study: Study, fmt: str, tally: _Tally) -> Iterator[bytes]:
-    rows = tally("responses", response_rows(study=study))
+    columns = response_columns(study=study)
+    labels = len(columns) > len(RESPONSE_COLUMNS)
+    rows = tally("responses", response_rows(study=study, labels=labels))
     if fmt == "csv":
-        return csv_chunks(RESPONSE_COLUMNS, rows)
+        return csv_chunks(columns, rows)
     if fmt == "jsonl":
-        return jsonl_chunks(dict(zip(RESPONSE_COLUMNS, row, strict=True)) for row in rows)
-    return parquet_chunks(responses_schema(), rows)
+        return jsonl_chunks(dict(zip(columns, row, strict=True)) for row in rows)
+    return parquet_chunks(responses_schema(labels=labels), rows)
 
 
 def _revisions_chunks(study: Study, fmt: str, tally: _Tally) -> Iterator[bytes]:
-    rows = tally("revisions", revision_rows(study=study))
+    columns = revision_columns(study=study)
+    rows = tally("revisions", revision_rows(study=study,
+                                            labels=len(columns) > len(REVISION_COLUMNS)))
     if fmt == "jsonl":
-        return jsonl_chunks(dict(zip(REVISION_COLUMNS, row, strict=True)) for row in rows)
-    return csv_chunks(REVISION_COLUMNS, rows)
+        return jsonl_chunks(dict(zip(columns, row, strict=True)) for row in rows)
+    return csv_chunks(columns, rows)
 
 
 def _matrix_chunks(study: Study, tally: _Tally) -> Iterator[bytes]:
@@ -296,7 +309,8 @@ def bundle_settings(*, study: Study, document: dict[str, Any]) -> dict[str, Any]
         "design": {"items_per_participant": study.items_per_participant,
                    "annotators_per_item": study.annotators_per_item,
                    "duplicates_per_participant": study.duplicates_per_participant,
-                   "duplicate_min_gap": study.duplicate_min_gap, "seed": study.seed},
+                   "duplicate_min_gap": study.duplicate_min_gap, "seed": study.seed,
+                   "source_order": study.source_order},
         "scale": _scale_description(study.primary_question),
         "questions": [_question_description(q) for q in study.question_list],
         "analysis": document.get("settings", {}),
@@ -321,6 +335,12 @@ def bundle_definition(*, study: Study, document: dict[str, Any]) -> dict[str, An
     return definition
 
 
+def _system_scores_chunks(study: Study, tally: _Tally) -> Iterator[bytes]:
+    """The study's system-level scores as `import_system_scores` reads them."""
+    yield from csv_chunks(SYSTEM_SCORE_COLUMNS, tally("system_scores", system_score_rows(
+        study=study)))
+
+
 def _bundle_chunks(study: Study, document: dict[str, Any], tally: _Tally) -> Iterator[bytes]:
     meta = bundle_settings(study=study, document=document)
     members: list[tuple[str, Callable[[], Iterable[bytes]]]] = [
@@ -333,6 +353,9 @@ def _bundle_chunks(study: Study, document: dict[str, Any], tally: _Tally) -> Ite
         ("labels.csv", lambda: _labels_chunks(document, "csv", tally)),
         ("item_gaps.csv", lambda: _gaps_chunks(document, "csv", tally)),
         ("settings.json", lambda: [_json_bytes(meta)]),
+        # The system-level metric scores (docs/systems.md), when the study has any.
+        *([("system_scores.csv", lambda: _system_scores_chunks(study, tally))]
+          if study.system_scores.exists() else []),
         # The study as `create_study --definition` and `import_bundle` read it.
         (BUNDLE_DEFINITION, lambda: [_json_bytes(bundle_definition(study=study,
                                                                    document=document))]),
@@ -357,6 +380,7 @@ def bundle_readme(*, study: Study, document: dict[str, Any], meta: dict[str, Any
     return render_to_string("exports/bundle_README.md", {
         "study": study, "document": document, "meta": meta, "counts": counts,
         "questions": questions, "several": len(questions) > 1,
+        "has_labels": study_has_labels(study=study),
         "settings": document.get("settings", {}),
         "annotators": len(document.get("annotators", [])),
         "sections": [s for s in ("alpha", "trust", "duplicates", "metric_gaps", "item_gaps",

@@ -24,9 +24,14 @@ from core.bundles import Presentation, ZipLimits, bundle_members, revisions_pars
 from core.problems import InputError, Problem
 from studies.definitions import RESERVED_MESSAGE, RESERVED_SLUGS, SLUG, load_definition
 from studies.models import Study
-from studies.services import items_import, study_create_from_definition, study_event
+from studies.services import (
+    items_import,
+    study_create_from_definition,
+    study_event,
+    system_scores_import,
+)
 
-ITEMS, REVISIONS = "items.csv", "revisions.csv"
+ITEMS, REVISIONS, SCORES = "items.csv", "revisions.csv", "system_scores.csv"
 REQUIRED = (BUNDLE_DEFINITION, ITEMS, REVISIONS)
 # What a replayed results document may legitimately change: the run's metadata and the slug.
 REPLAY_DIFFERS = (("generated_at",), ("study", "run"), ("study", "code_version"),
@@ -64,7 +69,7 @@ def bundle_import(*, data: bytes, filename: str, owner: User,
     which imports while the researcher waits).
     """
     name = PurePath(filename).name or "bundle.zip"
-    members = bundle_members(data, filename=name, wanted={*REQUIRED, "settings.json"},
+    members = bundle_members(data, filename=name, wanted={*REQUIRED, "settings.json", SCORES},
                              required=[m for m in REQUIRED if m != BUNDLE_DEFINITION],
                              limits=bundle_limits())
     if BUNDLE_DEFINITION not in members:
@@ -88,6 +93,10 @@ def bundle_import(*, data: bytes, filename: str, owner: User,
         study = study_create_from_definition(owner=owner, definition=definition)
         n_items = items_import(study=study, data=members[ITEMS], filename=f"{name}/{ITEMS}",
                                user=owner)
+        if SCORES in members:  # a bundle of a study with system-level scores (docs/systems.md)
+            system_scores_import(study=study, data=members[SCORES], filename=f"{name}/{SCORES}",
+                                 user=owner,
+                                 max_bytes=settings.CONCORD_BUNDLE_MAX_UNPACKED_BYTES)
         presented = revisions_parse(
             members[REVISIONS], filename=f"{name}/{REVISIONS}",
             items=study.items.values_list("external_id", flat=True),

@@ -41,6 +41,7 @@ from core.tabular import grouped, size_over_limit
 from jobs.models import Job
 from jobs.services import job_done, job_enqueue, job_fail, job_progress, job_start
 from studies.models import Study
+from studies.selectors import item_label_counts, labels_phrase
 from studies.services import items_import
 
 from .models import ImportJob
@@ -208,8 +209,10 @@ def import_job_execute(*, job_id: int) -> ImportJob:
             count = items_import(study=job.study, data=(folder / DATA).read_bytes(),
                                  filename=job.filename, progress=report,
                                  user=job.created_by)
-            summary = {"items": count}
-            message = f"Imported {grouped(count)} items from {job.filename}."
+            labels = item_label_counts(study=job.study)
+            summary = {"items": count, **labels}
+            message = (f"Imported {grouped(count)} items from {job.filename}"
+                       f"{labels_phrase(labels)}.")
         else:
             result = _responses(job, folder, report)
             summary = _summary(result)

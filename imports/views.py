@@ -30,7 +30,7 @@ from jobs.selectors import job_status
 from studies.decorators import study_view
 from studies.forms import CorefUploadForm, ItemUploadForm
 from studies.models import Study
-from studies.selectors import Role
+from studies.selectors import Role, item_label_counts, labels_phrase
 from studies.services import coref_items_import, items_import
 
 from .bundles import bundle_import
@@ -99,7 +99,8 @@ def items_upload(request: HttpRequest, study: Study) -> HttpResponse:
     except InputError as exc:
         return render(request, "studies/upload_errors.html",
                       {"study": study, "error": exc, "filename": upload.name}, status=400)
-    messages.success(request, f"Imported {count} items from {upload.name}.")
+    labels = labels_phrase(item_label_counts(study=study))
+    messages.success(request, f"Imported {count} items from {upload.name}{labels}.")
     return redirect("studies:detail", slug=study.slug)
 
 

@@ -10,7 +10,12 @@ from typing import Any
 
 from django.conf import settings
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_field,
+    inline_serializer,
+)
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
@@ -22,11 +27,13 @@ from core.problems import Collector, InputError
 from core.tabular import size_over_limit
 
 from .definitions import refuse_reserved_slug, validate_definition
-from .models import Item, Membership, Participant, Question, Study
+from .models import Item, Membership, Participant, Question, Study, SystemScore
 from .parsers import JSONParser
 from .selectors import (
     Role,
     StudyScopedMixin,
+    clean_query,
+    item_filter,
     item_roles,
     quality_policy,
     study_definition,
@@ -51,6 +58,7 @@ from .services import (
     study_delete,
     study_transition,
     study_update,
+    system_scores_import,
 )
 
 
@@ -99,6 +107,7 @@ class StudySerializer(serializers.ModelSerializer):
         model = Study
         fields = ["slug", "title", "status", "display", "language", "items_per_participant",
                   "annotators_per_item", "duplicates_per_participant", "duplicate_min_gap", "seed",
+                  "source_order",
                   "analysis_settings", "created_at", "questions", "quality", "item_roles"]
 
     @extend_schema_field(QualityPolicySerializer)
@@ -133,8 +142,16 @@ class ItemSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Item
-        fields = ["id", "position", "role", "text", "text_a", "text_b", "is_control", "metrics",
-                  "features", "meta", "gold", "tolerance", "check_at"]
+        fields = ["id", "position", "role", "text", "text_a", "text_b", "is_control", "system",
+                  "source", "metrics", "features", "meta", "gold", "tolerance", "check_at"]
+        extra_kwargs = {
+            "system": {"read_only": True,
+                       "help_text": "The system that produced the item (docs/systems.md); "
+                                    "empty: none."},
+            "source": {"read_only": True,
+                       "help_text": "The source (input document, segment or prompt) the item "
+                                    "answers; empty: none. Items of one source form a block."},
+        }
 
 
 class ParticipantSerializer(serializers.ModelSerializer):
@@ -362,10 +379,22 @@ class ItemViewSet(StudyScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelM
             return problems_response(exc)
         return Response({"deleted": item.external_id})
 
+    @extend_schema(parameters=[
+        OpenApiParameter("system", str, description="Only the items of this system (exact; "
+                                                    "empty: the items that name none)."),
+        OpenApiParameter("source", str, description="Only the items of this source (exact; "
+                                                    "empty: the items that name none).")])
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().list(request, *args, **kwargs)
+
     def get_queryset(self):
         if self.schema_only():
             return Item.objects.none()
-        return Item.objects.filter(study=self.study()).order_by("position")
+        items = Item.objects.filter(study=self.study()).order_by("position")
+        if self.action == "list":
+            items = item_filter(items, system=self.request.query_params.get("system"),
+                                source=self.request.query_params.get("source"))
+        return items
 
     @extend_schema(request={"multipart/form-data": UploadSerializer},
                    responses={201: inline_serializer("Imported", {
@@ -386,6 +415,67 @@ class ItemViewSet(StudyScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelM
         except InputError as exc:
             return problems_response(exc)
         return Response({"imported": n}, status=status.HTTP_201_CREATED)
+
+
+class SystemScoreSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = SystemScore
+        fields = ["system", "metric", "value"]
+
+
+class SystemScoreViewSet(StudyScopedMixin, mixins.ListModelMixin, viewsets.GenericViewSet):
+    """The study's system-level metric scores (docs/systems.md):
+    `/api/studies/<slug>/system-scores/`."""
+
+    serializer_class = SystemScoreSerializer
+    queryset = SystemScore.objects.none()
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(parameters=[OpenApiParameter("metric", str, description="Only this metric's "
+                                                                           "scores.")],
+                   description="The scores, by metric then system. Viewer.")
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().list(request, *args, **kwargs)
+
+    def get_queryset(self):
+        if self.schema_only():
+            return SystemScore.objects.none()
+        scores = SystemScore.objects.filter(study=self.study()).order_by("metric", "system")
+        metric = self.request.query_params.get("metric")
+        if metric is not None:
+            scores = scores.filter(metric=clean_query(metric))
+        return scores
+
+    @extend_schema(request={"multipart/form-data": UploadSerializer},
+                   responses={201: inline_serializer("SystemScoresImported", {
+                       "imported": serializers.IntegerField(),
+                       "metrics": serializers.ListField(child=serializers.CharField()),
+                       "replaced": serializers.IntegerField(),
+                       "skipped": serializers.ListField(child=serializers.DictField())}),
+                       400: PROBLEMS},
+                   description="Upload a `system,metric,value` file: it replaces the study's "
+                               "scores of the metrics it names (the others stay); the rows of a "
+                               "system no item names are skipped and listed in `skipped`. On any "
+                               "other problem nothing changes. Editor.")
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        study = self.study()
+        upload = request.FILES.get("file")
+        if upload is None:
+            raise ValidationError({"file": ["send the scores file as the multipart field "
+                                            "'file'"]})
+        limit = settings.CONCORD_MAX_UPLOAD_BYTES
+        if upload.size > limit:
+            raise ValidationError({"file": [size_over_limit(upload.size, limit=limit)]})
+        try:
+            done = system_scores_import(study=study, data=upload.read(),
+                                        filename=upload.name or "scores", user=request.user)
+        except InputError as exc:
+            return problems_response(exc)
+        return Response({"imported": done.rows, "metrics": done.metrics,
+                         "replaced": done.replaced,
+                         "skipped": [{"file": p.file, "line": p.line, "column": p.column,
+                                      "message": p.message} for p in done.warnings.problems]},
+                        status=status.HTTP_201_CREATED)
 
 
 class ParticipantViewSet(StudyScopedMixin, viewsets.ReadOnlyModelViewSet):

@@ -35,7 +35,7 @@ CHUNK = 5_000  # rows scored (pair studies) and reported as progress together
 Progress = Callable[[float, str], None]
 
 _COLUMNS = ("external_id", "text", "text_a", "text_b", "is_control", "metrics", "features",
-            "meta", "role", "gold", "tolerance", "check_at")
+            "meta", "role", "gold", "tolerance", "check_at", "system", "source")
 
 
 class _Ids:
@@ -69,7 +69,8 @@ def items_import_copy(*, study: Study, data: bytes, filename: str, max_bytes: in
         cursor.execute(
             f"CREATE TEMP TABLE {STAGE} (line integer, id_ok boolean, external_id text, "
             "text text, text_a text, text_b text, is_control boolean, metrics text, "
-            "features text, meta text, role text, gold text, tolerance text, check_at integer) "
+            "features text, meta text, role text, gold text, tolerance text, check_at integer, "
+            "system text, source text) "
             "ON COMMIT DROP")
         with cursor.cursor.copy(f"COPY {STAGE} (line, id_ok, {', '.join(_COLUMNS)}) "
                                 "FROM STDIN") as copy:
@@ -98,7 +99,7 @@ def items_import_copy(*, study: Study, data: bytes, filename: str, max_bytes: in
             INSERT INTO {table} (study_id, position, annotation, {', '.join(_COLUMNS)})
             SELECT %s, %s + row_number() OVER (ORDER BY line) - 1, '{{}}'::jsonb, external_id,
                    text, text_a, text_b, is_control, metrics::jsonb, features::jsonb,
-                   meta::jsonb, role, gold::jsonb, tolerance::jsonb, check_at
+                   meta::jsonb, role, gold::jsonb, tolerance::jsonb, check_at, system, source
             FROM {STAGE} ORDER BY line""",  # noqa: S608 (table names only)
                        [study.pk, study.items.count()])
         cursor.execute(f"DROP TABLE {STAGE}")
@@ -117,7 +118,8 @@ def _write(copy: Any, chunk: list[tuple[ItemRow, bool]], *, score: bool) -> None
         copy.write_row((row.line, id_ok, row.external_id.replace("\0", ""),
                         row.text.replace("\0", ""), row.text_a.replace("\0", ""),
                         row.text_b.replace("\0", ""), row.is_control, dumps(row.metrics), dumps(row.features), dumps(row.meta),
-                        row.role, dumps(row.gold), dumps(row.tolerance), row.check_at))
+                        row.role, dumps(row.gold), dumps(row.tolerance), row.check_at,
+                        row.system.replace("\0", ""), row.source.replace("\0", "")))
 
 
 def _across(cursor: Any, *, study: Study, filename: str) -> list[Problem]:

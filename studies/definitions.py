@@ -11,6 +11,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
+from core.design import SOURCE_ORDERS
 from core.problems import Collector, InputError
 from core.settings import AnalysisSettings, SettingsError
 from core.tabular import json_too_deep
@@ -23,7 +24,9 @@ TOP_KEYS = {"slug", "title", "language", "display", "preset", "scale", "question
             "completion_text"}
 QUALITY_KEYS = {"screening_pass_share", "screening_pass_count", "screened_out_url",
                 "check_warn_after", "check_stop_after"}
-DESIGN_KEYS = {"items_per_participant", "annotators_per_item", "duplicates", "duplicate_min_gap", "seed"}
+DESIGN_KEYS = {"items_per_participant", "annotators_per_item", "duplicates", "duplicate_min_gap", "seed",
+               "source_order"}
+
 SCALE_KEYS = {"preset", "values", "labels", "rubric", "reductions", "display"}
 QUESTION_KEYS = {"key", "prompt", "scale", "rubric", "required", "comment", "cant_judge"}
 DISPLAYS = ("text", "pair", "coref")
@@ -189,7 +192,10 @@ def _design(design: Any, errors: Collector) -> dict[str, Any]:
         return {}
     for key in sorted(set(design) - DESIGN_KEYS):
         errors.add(f"unknown key {key!r}", column=f"design.{key}")
-    for key in DESIGN_KEYS:
+    if "source_order" in design and design["source_order"] not in SOURCE_ORDERS:
+        errors.add(f"source_order must be {' or '.join(SOURCE_ORDERS)}, not "
+                   f"{str(design['source_order'])[:40]!r}", column="design.source_order")
+    for key in DESIGN_KEYS - {"source_order"}:
         if key in design and (not isinstance(design[key], int) or isinstance(design[key], bool)
                               or (key != "seed" and design[key] < 0)):
             errors.add(f"{key} must be a non-negative integer", column=f"design.{key}")

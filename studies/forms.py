@@ -10,7 +10,7 @@ from core.settings import Knob, knob, knobs
 from core.text import first_bad_text
 
 from .definitions import refuse_reserved_slug
-from .models import Membership
+from .models import Membership, Study
 from .presets import preset_names, scale_preset_names
 
 
@@ -36,7 +36,7 @@ class StudyCreateForm(forms.Form):
 
 class ItemUploadForm(forms.Form):
     file = forms.FileField(help_text="CSV or JSONL: id, text or text_a/text_b, control, "
-                                     "metric:*, feature:*, meta:*")
+                                     "system, source, metric:*, feature:*, meta:*")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -44,6 +44,14 @@ class ItemUploadForm(forms.Form):
             f". Up to {filesizeformat(settings.CONCORD_MAX_UPLOAD_BYTES)}; a file over "
             f"{filesizeformat(settings.CONCORD_IMPORT_SYNC_MAX_BYTES)} is imported in the "
             "background, with a page showing its progress.")
+
+
+class SystemScoresForm(forms.Form):
+    """A `system,metric,value` file of system-level metric scores (docs/systems.md)."""
+
+    file = forms.FileField(label="Scores file",
+                           help_text="CSV with the columns system, metric, value: one row per "
+                                     "system and metric")
 
 
 class CorefUploadForm(forms.Form):
@@ -336,11 +344,16 @@ class StudySettingsForm(forms.Form):
     duplicates = forms.IntegerField(min_value=0, help_text="Repeated items per participant.")
     duplicate_min_gap = forms.IntegerField(min_value=2)
     seed = forms.IntegerField(label="Design seed")
+    source_order = forms.ChoiceField(
+        label="Outputs of one source", choices=Study.SourceOrder.choices,
+        help_text="For items that name a source: spread apart in each annotator's order, or one "
+                  "after the other (the sources' order and the order within each shuffled per "
+                  "annotator with the design seed).")
 
     TEXT = ("title", "language", "display", "consent", "instructions", "completion_text",
             "completion_url", "show_gold")
     DESIGN = ("items_per_participant", "annotators_per_item", "duplicates", "duplicate_min_gap",
-              "seed")
+              "seed", "source_order")
     OPEN = ("title", "consent", "instructions", "completion_text", "completion_url")
 
     def __init__(self, *args: Any, definition: dict[str, Any], draft: bool,

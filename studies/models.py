@@ -62,7 +62,7 @@ class Study(models.Model):
     # across a participant's order; "together" shows them one after the other (their order
     # shuffled per participant and recorded).
     source_order = models.CharField(max_length=10, choices=SourceOrder.choices,
-                                    default=SourceOrder.SPREAD)
+                                    default=SourceOrder.SPREAD, db_default=SourceOrder.SPREAD)
     # Crowd platforms: one open link per study; the completion code is shown at the end.
     open_token = models.CharField(max_length=64, default=new_token, unique=True)
     completion_code = models.CharField(max_length=32, default=new_completion_code)
@@ -200,8 +200,8 @@ class Item(models.Model):
     is_control = models.BooleanField(default=False)
     # The system that produced this item and the source (input document, segment or prompt) it
     # answers (docs/systems.md); blank: none. Items of one source across systems form a block.
-    system = models.CharField(max_length=200, blank=True, default="")
-    source = models.CharField(max_length=200, blank=True, default="")
+    system = models.CharField(max_length=200, blank=True, default="", db_default="")
+    source = models.CharField(max_length=200, blank=True, default="", db_default="")
     metrics = models.JSONField(default=dict, blank=True)
     features = models.JSONField(default=dict, blank=True)
     meta = models.JSONField(default=dict, blank=True)
@@ -313,6 +313,8 @@ class StudyEvent(models.Model):
         INVITE = "invite", _("Invitation links created")
         CONTROLS = "controls", _("Random control pairs added")
         ITEMS = "items", _("Items uploaded")
+        SYSTEM_SCORES = "system_scores", _("System-level scores imported")
+        SYSTEM_SCORES_DELETE = "system_scores_delete", _("System-level scores deleted")
 
     study = models.ForeignKey(Study, null=True, blank=True, on_delete=models.SET_NULL,
                               related_name="events")

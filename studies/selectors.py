@@ -86,16 +86,71 @@ def clean_query(raw: str) -> str:
     return raw.replace("\x00", "")[:MAX_QUERY].strip()
 
 
-def item_list(*, study: Study, query: str = "") -> QuerySet[Item]:
+def item_filter(items: QuerySet[Item], *, system: str | None = None,
+                source: str | None = None) -> QuerySet[Item]:
+    """Keep the items of one system and/or one source (exact match; "" keeps the items that name
+    none; None does not filter)."""
+    if system is not None:
+        items = items.filter(system=clean_query(system))
+    if source is not None:
+        items = items.filter(source=clean_query(source))
+    return items
+
+
+def item_labels(*, study: Study) -> dict[str, list[str]]:
+    """The systems and the sources the study's items name, each sorted: ``{"systems": [...],
+    "sources": [...]}`` (empty lists for a study without them). Two queries over the
+    (study, system, source) index."""
+    def distinct(name: str) -> list[str]:
+        return list(study.items.exclude(**{name: ""}).order_by(name)
+                    .values_list(name, flat=True).distinct())
+    return {"systems": distinct("system"), "sources": distinct("source")}
+
+
+def item_label_counts(*, study: Study) -> dict[str, int]:
+    """How many systems and sources the study's items name: ``{"systems": n, "sources": n}``.
+    One query."""
+    counts = study.items.aggregate(
+        systems=Count("system", distinct=True, filter=~Q(system="")),
+        sources=Count("source", distinct=True, filter=~Q(source="")))
+    return {"systems": counts["systems"], "sources": counts["sources"]}
+
+
+def labels_phrase(counts: dict[str, int]) -> str:
+    """" (4 systems over 30 sources)" for an import's message; "" when the items name none."""
+    parts = [f"{counts[k]} {k[:-1] if counts[k] == 1 else k}" for k in ("systems", "sources")
+             if counts[k]]
+    return f" ({' over '.join(parts)})" if parts else ""
+
+
+def system_scores(*, study: Study) -> dict[str, Any]:
+    """The study's system-level metric scores as a table: ``{"metrics": [...], "rows":
+    [{"system": s, "values": [value or None per metric]}, ...]}``, metrics and systems sorted.
+    One query."""
+    scores: dict[str, dict[str, float]] = {}
+    metrics: set[str] = set()
+    for system, metric, value in study.system_scores.order_by().values_list(
+            "system", "metric", "value"):
+        scores.setdefault(system, {})[metric] = value
+        metrics.add(metric)
+    ordered = sorted(metrics)
+    return {"metrics": ordered,
+            "rows": [{"system": system, "values": [scores[system].get(m) for m in ordered]}
+                     for system in sorted(scores)]}
+
+
+def item_list(*, study: Study, query: str = "", system: str | None = None,
+              source: str | None = None) -> QuerySet[Item]:
     """The study's items in import order, each with a short ``preview`` of its text (pairs:
     ``preview_a``, ``preview_b``) and its
     ``n_assigned`` (presentations) and ``n_answers`` (current answers to them); ``query``
-    matches the id or any text, case-insensitively. The full texts are not loaded.
+    matches the id or any text, case-insensitively; ``system`` and ``source`` keep one system's
+    or one source's items (`item_filter`). The full texts are not loaded.
 
     The counts are correlated subqueries, evaluated for the rows of the page only; answers are
     read through the reverse relation (`Item.responses`), so this app imports no other app.
     """
-    items = study.items.order_by("position")
+    items = item_filter(study.items.order_by("position"), system=system, source=source)
     query = clean_query(query)
     if query:
         items = items.filter(Q(external_id__icontains=query) | Q(text__icontains=query)
@@ -106,7 +161,7 @@ def item_list(*, study: Study, query: str = "") -> QuerySet[Item]:
                .annotate(n=Count("responses", filter=Q(responses__is_current=True)))
                .values("n"))
     return (items.only("id", "external_id", "position", "is_control", "role", "gold", "tolerance",
-                       "check_at")
+                       "check_at", "system", "source")
             .annotate(preview=Substr("text", 1, 160), preview_a=Substr("text_a", 1, 80),
                       preview_b=Substr("text_b", 1, 80),
                       n_assigned=Coalesce(Subquery(assigned), 0),
@@ -190,7 +245,7 @@ def study_definition(*, study: Study) -> dict[str, Any]:
                    "annotators_per_item": study.annotators_per_item,
                    "duplicates": study.duplicates_per_participant,
                    "duplicate_min_gap": study.duplicate_min_gap,
-                   "seed": study.seed},
+                   "seed": study.seed, "source_order": study.source_order},
         "analysis": _analysis(study.analysis_settings),
         "quality": _quality(study),
     }

@@ -10,6 +10,8 @@ app_name = "studies"
 router = SimpleRouter()
 router.register("studies", apis.StudyViewSet, basename="study")
 router.register(r"studies/(?P<study_slug>[-a-z0-9]+)/items", apis.ItemViewSet, basename="item")
+router.register(r"studies/(?P<study_slug>[-a-z0-9]+)/system-scores", apis.SystemScoreViewSet,
+                basename="system-score")
 router.register(r"studies/(?P<study_slug>[-a-z0-9]+)/participants", apis.ParticipantViewSet,
                 basename="participant")
 router.register(r"studies/(?P<study_slug>[-a-z0-9]+)/members", apis.MemberViewSet,
@@ -25,6 +27,9 @@ urlpatterns = [
     path("studies/<slug:slug>/items/<int:item_pk>/edit/", views.item_edit, name="item_edit"),
     path("studies/<slug:slug>/items/<int:item_pk>/delete/", views.item_delete_view,
          name="item_delete"),
+    path("studies/<slug:slug>/system-scores/", views.system_scores_page, name="system_scores"),
+    path("studies/<slug:slug>/system-scores/delete/", views.system_scores_delete_view,
+         name="system_scores_delete"),
     path("studies/<slug:slug>/controls/", views.controls_add, name="controls_add"),
     path("studies/<slug:slug>/invite/", views.invite, name="invite"),
     path("studies/<slug:slug>/preview/", views.preview, name="preview"),

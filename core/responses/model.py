@@ -21,7 +21,7 @@ LONG_COLUMNS = ("annotator", "item", "value", "question", "missing", "comment", 
 LONG_REQUIRED = ("annotator", "item", "value")
 # Columns of the responses export that the import derives or records itself: accepted, ignored.
 LONG_IGNORED = ("presentation", "duplicate", "submitted_at", "source", "control", "revision",
-                "role")
+                "role", "system", "item_source")
 LONG_ALIASES = {"active_ms": "duration_ms"}
 MISSING = ("cant_judge", "skipped")  # the reasons of a missing value (annotation.Answer.missing)
 SINGLE = ""  # the question key of a parse given one `scale` rather than `questions`

@@ -24,6 +24,7 @@ from core.results.scales import (
     _trust_input,
     _views_and_simple,
 )
+from core.results.systems import SYSTEM_SECTIONS, systems_records
 from core.settings import RULES, AnalysisSettings
 from core.stats.correlations import filtering_correlations
 from core.stats.heuristics import (
@@ -194,6 +195,7 @@ def build_results_split(
         "alpha": [], "trust": [], "duplicates": [], "metric_gaps": [], "largest_gaps": [],
         "item_gap_sample": [], "error_weights": [], "heuristics": [], "styles": [],
         "correlations": [], "noise": [], "timing": [],
+        **{section: [] for section in SYSTEM_SECTIONS},
         "attention_checks": _attention_checks(checks),
         **{section: [] for section in QUALITY_SECTIONS if section not in ITEM_SECTIONS},
     }
@@ -207,6 +209,8 @@ def build_results_split(
             progress(5 + int(80 * step / n_steps), f"agreement on the {label} scale")
             step += 1
             _scale_sections(doc, q, view, s, names, trust_results or {}, clock, records)
+            with clock("systems"):
+                systems_records(doc, q.key, view.name, q.data, view.values, s)
     progress(5 + int(80 * step / n_steps), "filtering heuristics and correlations")
     with clock("quality"):
         slow = _slow(prepared, s)

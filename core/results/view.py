@@ -12,7 +12,8 @@ SECTIONS = ("alpha", "trust", "duplicates", "metric_gaps", "item_gaps", "error_w
             "heuristics", "styles", "correlations", "noise", "timing", "quality",
             "quality_correlations", "correlation_intervals", "metric_comparisons",
             "style_correlations", "competence", "competence_models", "item_labels",
-            "largest_gaps", "item_gap_sample")
+            "largest_gaps", "item_gap_sample", "systems", "system_tests", "system_clusters",
+            "mixed_model", "metric_meta_evaluation")
 
 
 def question_keys(document: Mapping[str, Any]) -> list[str]:

@@ -1,8 +1,8 @@
 """Writes of the studies app, one module per family: `creation` (a study and its questions),
 `items` (item imports, edits and deletions), `lifecycle` (history, status changes, archive,
 deletion), `participants` (invitations, enrolment, assignment, screening, pseudonyms, exclusion),
-`controls` (random control pairs), `sharing` (researchers' roles) and `definition` (settings
-edited, clone).
+`controls` (random control pairs), `sharing` (researchers' roles), `definition` (settings
+edited, clone) and `scores` (system-level metric scores).
 
 Callers import from `studies.services` as before; a test that replaces a function for the
 functions that call it replaces it in the module that looks it up (e.g. `studies.services.items`).
@@ -45,6 +45,7 @@ from .participants import (
     screening_decide,
     study_has_room,
 )
+from .scores import SystemScoresImported, system_scores_delete, system_scores_import
 from .sharing import member_add, member_change, member_remove
 
 __all__ = [
@@ -55,6 +56,7 @@ __all__ = [
     "SETTINGS_KEYS",
     "TRANSITIONS",
     "StudyFull",
+    "SystemScoresImported",
     "controls_generate",
     "coref_items_import",
     "item_delete",
@@ -89,4 +91,6 @@ __all__ = [
     "study_transition",
     "study_update",
     "study_writable",
+    "system_scores_delete",
+    "system_scores_import",
 ]

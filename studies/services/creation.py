@@ -23,6 +23,7 @@ def study_design(study: Study) -> Design:
         annotators_per_item=study.annotators_per_item,
         duplicates=study.duplicates_per_participant,
         min_gap=study.duplicate_min_gap,
+        source_order=study.source_order,
     )
 
 
@@ -39,7 +40,7 @@ def study_create(
     language: str = "en",
     consent: str = "",
     instructions: str = "",
-    design: dict[str, int] | None = None,
+    design: dict[str, Any] | None = None,
     analysis: dict[str, Any] | None = None,
     completion_url: str = "",
     show_gold: bool = True,
@@ -72,6 +73,7 @@ def study_create(
         duplicates_per_participant=design.get("duplicates", 0),
         duplicate_min_gap=design.get("duplicate_min_gap", 5),
         seed=design.get("seed", 0),
+        source_order=design.get("source_order", Study.SourceOrder.SPREAD),
         completion_url=completion_url,
         completion_text=completion_text,
         show_gold=show_gold,

@@ -12,7 +12,7 @@ from django.db import connections, router, transaction
 from core.problems import Collector, InputError, Problem
 from core.settings import AnalysisSettings, SettingsError
 
-from ..models import Item, Question, Study
+from ..models import Item, Question, Study, SystemScore
 from .creation import question_specs, study_create_from_definition
 from .lifecycle import study_event, study_writable
 
@@ -115,6 +115,7 @@ def study_update(*, study: Study, changes: Any,
     locked.duplicates_per_participant = design["duplicates"]
     locked.duplicate_min_gap = design["duplicate_min_gap"]
     locked.seed = design["seed"]
+    locked.source_order = design["source_order"]
     locked.analysis_settings = new["analysis"]
     try:
         locked.full_clean(exclude=["owner"], validate_unique=False)
@@ -136,7 +137,8 @@ def study_update(*, study: Study, changes: Any,
 def study_clone(*, study: Study, slug: str, title: str | None = None,
                 user: User) -> Study:
     """Create a draft copy of a study under a new slug, owned by ``user``: its settings and
-    items, no participant, answer or result (and so no excluded annotator). Recorded on both."""
+    items and system-level scores, no participant, answer or result (and so no excluded
+    annotator). Recorded on both."""
     from ..definitions import validate_definition
     from ..selectors import study_definition
 
@@ -149,12 +151,16 @@ def study_clone(*, study: Study, slug: str, title: str | None = None,
     # The items, copied by one INSERT … SELECT (no row passes through Python).
     columns = ", ".join(("external_id", "position", "text", "text_a", "text_b", "is_control",
                          "metrics", "features", "meta", "annotation", "role", "gold", "tolerance",
-                         "check_at"))
+                         "check_at", "system", "source"))
     table = Item._meta.db_table
     with connections[router.db_for_write(Item)].cursor() as cursor:
         cursor.execute(f"INSERT INTO {table} (study_id, {columns}) "  # noqa: S608 (names only)
                        f"SELECT %s, {columns} FROM {table} WHERE study_id = %s ORDER BY position",
                        [clone.pk, study.pk])
+    SystemScore.objects.bulk_create(  # the system-level metric scores (docs/systems.md)
+        SystemScore(study=clone, system=system, metric=metric, value=value)
+        for system, metric, value in study.system_scores.values_list("system", "metric",
+                                                                     "value"))
     study_event(study=clone, user=user, action="clone", **{"from": study.slug})
     study_event(study=study, user=user, action="clone", to=clone.slug)
     return clone

@@ -77,6 +77,8 @@ def items_import(*, study: Study, data: bytes, filename: str, max_bytes: int | N
                 text_a=row.text_a,
                 text_b=row.text_b,
                 is_control=row.is_control,
+                system=row.system,
+                source=row.source,
                 metrics=row.metrics,
                 features=row.features,
                 meta=row.meta,

@@ -114,7 +114,8 @@ def _main_assign(study: Study, participant: Participant, *, offset: int) -> int:
 
 
 class _MainPlan:
-    """The study's main items, places taken and attention checks, read once (three queries),
+    """The study's main items (with their systems and sources), places taken and attention
+    checks, read once (three queries),
     then each participant's presentations planned from them in memory.
 
     Planning several participants in a row adds each one's first presentations to the places
@@ -124,7 +125,13 @@ class _MainPlan:
 
     def __init__(self, study: Study) -> None:
         self.study = study
-        self.items = list(study.items.filter(role=Item.Role.MAIN).values_list("id", "is_control"))
+        rows = list(study.items.filter(role=Item.Role.MAIN)
+                    .values_list("id", "is_control", "system", "source"))
+        self.items = [(pk, control) for pk, control, _, _ in rows]
+        # Systems and sources (docs/systems.md): only those named, so that a study without them
+        # is planned with exactly the draws it always had.
+        self.systems = {pk: system for pk, _, system, _ in rows if system}
+        self.sources = {pk: source for pk, _, _, source in rows if source}
         self.counts = overlap_counts(study=study)
         self.checks = list(study.items.filter(role=Item.Role.CHECK).order_by("position")
                            .values_list("id", "check_at"))
@@ -142,6 +149,8 @@ class _MainPlan:
             seed=seed,
             assigned_counts=self.counts,
             control_ids=frozenset(i for i, control in self.items if control),
+            systems=self.systems,
+            sources=self.sources,
         )
         full, check_positions = checks_place(plan, self.checks, seed=seed)
         for item, presentation in plan:

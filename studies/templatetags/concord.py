@@ -103,6 +103,12 @@ _EVENT_WORDS: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any]], str]]]
                       lambda d: f"{d['researcher']}: {d['from']} → {d['to']}"),
     "exclude": (("pseudonym",), lambda d: f"annotator {d['pseudonym']}"),
     "include": (("pseudonym",), lambda d: f"annotator {d['pseudonym']}"),
+    "system_scores": (("rows", "metrics"),
+                      lambda d: f"{_counted(d['rows'], 'score', 'scores')} of "
+                                f"{_joined(d['metrics'])}"),
+    "system_scores_delete": (("rows", "metric"),
+                             lambda d: f"{_counted(d['rows'], 'score', 'scores')} of "
+                                       f"{d['metric']}"),
     "delete": (("items", "participants"),
                lambda d: f"{_counted(d['items'], 'item', 'items')}, "
                          f"{_counted(d['participants'], 'participant', 'participants')}"),

@@ -1,5 +1,5 @@
 """The researcher's pages, one module per family: a study and its settings (`study`), its
-lists of items and participants (`lists`), its sharing (`sharing`). The URLs name them here."""
+lists of items and participants (`lists`), its sharing (`sharing`), its system-level metric scores (`scores`). The URLs name them here."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from .lists import (
     participant_action,
     participants_list,
 )
+from .scores import system_scores_delete_view, system_scores_page
 from .sharing import (
     member_remove_view,
     member_role,
@@ -55,4 +56,6 @@ __all__ = [
     "study_new_from_definition",
     "study_set_status",
     "study_settings",
+    "system_scores_delete_view",
+    "system_scores_page",
 ]

@@ -3,6 +3,8 @@ participants and the actions on them."""
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -20,6 +22,7 @@ from ..models import Item, Membership, Study
 from ..selectors import (
     Role,
     clean_query,
+    item_labels,
     item_list,
     item_roles,
     paged,
@@ -53,9 +56,15 @@ def items_upload(request: HttpRequest, study: Study) -> HttpResponse:
     """The study's items, paged and searchable (``?q=``, ``?page=``). A POST to this address
     uploads more: `imports.views.items_upload` takes it (config/urls.py routes it there first)."""
     query = clean_query(request.GET.get("q", ""))
-    page = paged(request.GET, item_list(study=study, query=query))
+    labels = item_labels(study=study)
+    # A system or source filter (docs/systems.md): offered only when some item names one.
+    chosen = {name: clean_query(request.GET.get(name, "")) for name in ("system", "source")}
+    filters = {name: value for name, value in chosen.items() if value}
+    page = paged(request.GET, item_list(study=study, query=query, **filters))
     return _list_page(request, "studies/items.html", "studies/_items_results.html", {
-        "study": study, "page": page, "q": query,
+        "study": study, "page": page, "q": query, "labels": labels, "chosen": chosen,
+        "filters": urlencode(filters),
+        "n_system_scores": study.system_scores.count() if labels["systems"] else 0,
         "can_change": _items_changeable(study),
         "total": study.items.count(),
         "roles": item_roles(study=study),

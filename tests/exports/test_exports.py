@@ -610,9 +610,10 @@ def test_a_job_file_outside_the_exports_folder_is_never_served(alice_client, ann
 
 @pytest.mark.parametrize(("tail", "queries"), [
     # session, user, study, [the size check]; then the export's own reads: responses and
-    # revisions = pseudonyms + answers (with their questions); matrix = the questions + items +
-    # repeated items + pseudonyms + answers; items = text columns + prefixed columns + items.
-    ("responses.csv", 6), ("responses.parquet", 6), ("revisions.csv", 6), ("matrix.csv", 9),
+    # revisions = whether items name systems + pseudonyms + answers (with their questions);
+    # matrix = the questions + items + repeated items + pseudonyms + answers; items = text
+    # columns + prefixed columns + items.
+    ("responses.csv", 7), ("responses.parquet", 7), ("revisions.csv", 7), ("matrix.csv", 9),
     ("items.csv", 6),
 ])
 def test_a_download_makes_a_fixed_number_of_queries(alice_client, alice, make_study,
