@@ -1,6 +1,7 @@
 """The researcher's imports in the browser: items (at once, or by a background job for a large
 file), coreference items (a gold and a system file), responses collected elsewhere (upload →
-preview → confirm), a methods bundle replayed as a new study, and the page of an import job (its
+preview → confirm; a wide file's columns may first be mapped on screen, `imports.columns`), a
+methods bundle replayed as a new study, and the page of an import job (its
 progress, then its result or its problems).
 
 A response file, whatever its size, is kept as an `ImportJob` between its check (the preview, on
