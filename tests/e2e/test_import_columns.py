@@ -38,13 +38,16 @@ SHOTS = os.environ.get("CONCORD_SHOTS_DIR")  # set: the pages are saved there to
 def shot(page, name: str) -> None:
     if SHOTS:
         Path(SHOTS).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(SHOTS) / name), full_page=True)
+        page.screenshot(path=str(Path(SHOTS) / name))  # the window, then the whole page
+        page.screenshot(path=str(Path(SHOTS) / name.replace(".png", "-full.png")),
+                        full_page=True)
 
 
 def upload(page, base: str, slug: str) -> None:
     page.goto(f"{base}/studies/{slug}/responses/import/")
     page.set_input_files("#id_file", {"name": "Form responses 1.csv", "mimeType": "text/csv",
                                       "buffer": EXPORT})
+    shot(page, f"upload-{page.viewport_size['width']}.png")
     page.get_by_role("button", name="Map the columns on screen").focus()
     page.keyboard.press("Enter")
     expect(page.get_by_role("heading", name="Map the columns of Form responses 1.csv")
