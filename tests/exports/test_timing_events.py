@@ -111,3 +111,22 @@ def test_the_api_is_for_the_studys_researchers_only(timed, bob):
                             {"limit": "x"}).status_code == 200  # the default page size
     assert api_for(bob).get("/api/studies/timed/timing/",
                             {"offset": "-1"}).status_code == 400
+
+
+def test_the_api_page_takes_the_same_queries_whatever_the_responses(timed, alice):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    api = api_for(alice)
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert api.get("/api/studies/timed/timing/").status_code == 200
+        return len(captured)
+
+    queries()  # the token's first use is recorded once
+    before = queries()
+    for participant in participants_invite(study=timed, count=3):
+        for position in range(2):
+            submit(participant, position, 4, events=SHOWN)
+    assert queries() == before

@@ -4,10 +4,12 @@ the problems, each naming its column) it makes of the researcher's choices (issu
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.problems import InputError
 from core.responses import Upload, responses_parse
-from core.responses.columns import ColumnChoice, columns_guess, columns_mapping
+from core.responses.columns import USES, ColumnChoice, columns_guess, columns_mapping
 
 ITEMS = {"p1": "The cat sat on the mat all day long.", "p2": "A dog barked twice at dawn today."}
 HEADER = ["Timestamp", "Email address", "Your name",
@@ -132,3 +134,35 @@ def test_a_hand_made_map_naming_an_unknown_question_is_a_problem():
                         item_map=Upload("m.csv", b"Rate A,p1:clarity\n"), max_bytes=10**6)
     assert "'p1:clarity': 'clarity' is not a question of this study" in str(caught.value)
 
+
+
+_TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=30)
+
+
+@settings(max_examples=200, deadline=None)
+@given(header=st.lists(st.one_of(_TEXT, st.sampled_from(["p1", "p2:fluency", "Email", ""])),
+                       min_size=1, max_size=8),
+       picks=st.lists(st.tuples(st.sampled_from([*USES, "", "bogus"]),
+                                st.sampled_from(["", "p1", "p2", "x" * 300]),
+                                st.sampled_from(["", "fluency", "adequacy", "nope"])),
+                      min_size=1, max_size=8))
+def test_any_choices_give_a_mapping_or_problems_never_a_crash(header, picks):
+    choices = [ColumnChoice(*p) for p in picks]
+    try:
+        got = mapping(choices, header=header)
+    except InputError as exc:
+        assert exc.problems and all(p.file == "form.csv" for p in exc.problems)
+        return
+    # a mapping the import can read: one annotator, every target an item and a question
+    assert got.annotator_column in {" ".join(h.split()) for h in header}
+    assert all(t.rpartition(":")[0] in ITEMS and t.rpartition(":")[2] in ("fluency", "adequacy")
+               for t in got.item_map.values())
+
+
+@settings(max_examples=200, deadline=None)
+@given(header=st.lists(_TEXT, min_size=1, max_size=12))
+def test_a_guess_names_at_most_one_annotator_and_only_known_items(header):
+    guessed = columns_guess(header, items=ITEMS, questions=QUESTIONS)
+    assert len(guessed) == len(header)
+    assert sum(c.use == "annotator" for c in guessed) <= 1
+    assert all(c.item in ITEMS for c in guessed if c.use in ("item", "repeat"))
