@@ -118,4 +118,6 @@ def test_on_a_phone_each_column_is_a_block_and_a_problem_names_its_column(
     expect(problems.first).to_contain_text("and column 4 both map to item q1")
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     shot(page, "mapper-problems-390.png")
+    problems.first.get_by_role("link", name="column 6").tap()  # leads to the column's choice
+    expect(page.get_by_label("Column 6 holds")).to_be_in_viewport()
     assert not Participant.objects.filter(study=study).exists()
