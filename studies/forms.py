@@ -32,7 +32,7 @@ class StudyCreateForm(forms.Form):
     source_order = forms.ChoiceField(
         label="Outputs of one source", choices=Study.SourceOrder.choices,
         initial=Study.SourceOrder.SPREAD, required=False,
-        help_text="For items that name a source (docs/systems.md): spread apart, or one after "
+        help_text="For items that name a source: spread apart, or one after "
                   "the other.")
     instructions = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False,
                                    help_text="Markdown.")
