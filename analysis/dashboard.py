@@ -92,6 +92,13 @@ class TrustTable:
             out[a] = f"{text} ± {err:.3f}" if self.method == "sampled" and err is not None else text
         return out
 
+    @cached_property
+    def parts(self) -> dict[str, tuple[str, str]]:
+        """``shown`` cut in two, the coefficient and its ``± error`` ("" for none), so that a
+        narrow screen can put the error under the value."""
+        return {a: (text.split(" ± ")[0], text.split(" ± ")[1] if " ± " in text else "")
+                for a, text in self.shown.items()}
+
     @property
     def reduced(self) -> bool:
         """Whether fewer subsets were drawn than asked, to stay within the time limit."""

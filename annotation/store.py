@@ -24,6 +24,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from core.bundles import ParticipantState
 from core.responses import Cell
 from core.screening import item_correct
 from studies.models import Item, Participant, Study
@@ -73,6 +74,10 @@ class AnnotatorRow:
     meta: Mapping[str, str] = field(default_factory=dict)
     presented: int | None = None
     pseudonym_number: int | None = None
+    # The state recorded where the responses come from (a bundle's participants.csv): replaces
+    # "done now" (and any stop the checks would give) with when they finished, were stopped or
+    # revoked, and their screening.
+    recorded: ParticipantState | None = None
 
 
 @dataclass(frozen=True)
@@ -110,7 +115,7 @@ def responses_store(
 
     A new participant gets source "import" and ``label``; every participant is counted done
     (``n_answered``: the presentations answered; ``completed_at``: now, an imported submission
-    is final) and, with ``consented``, consented now. With ``checks_scored`` the attention
+    is final) unless its row carries a ``recorded`` state, which it then takes and, with ``consented``, consented now. With ``checks_scored`` the attention
     checks are scored on each presentation's first revision, as the questionnaire scores them,
     and the failure that reaches the study's ``check_stop_after`` stops the participant.
     Pseudonyms: see `AnnotatorRow`.
@@ -186,11 +191,19 @@ def _participants(*, study: Study, annotators: Sequence[AnnotatorRow],
         participant.checks_failed = mine.checks_failed
         return participant
 
-    new = [counted(Participant(study=study, source=Participant.Source.IMPORT,
-                               external_id=a.external_id, label=label[:200], meta=dict(a.meta),
-                               pseudonym_number=a.pseudonym_number,
-                               n_assigned=mine.answered if a.presented is None else a.presented),
-                   mine)
+    def replayed(participant: Participant, state: ParticipantState | None) -> Participant:
+        if state is not None:
+            participant.completed_at = state.completed_at
+            participant.stopped_at = state.stopped_at
+            participant.revoked_at = state.revoked_at
+            participant.screening = state.screening
+        return participant
+
+    new = [replayed(counted(Participant(
+               study=study, source=Participant.Source.IMPORT, external_id=a.external_id,
+               label=label[:200], meta=dict(a.meta), pseudonym_number=a.pseudonym_number,
+               n_assigned=mine.answered if a.presented is None else a.presented), mine),
+               a.recorded)
            for a, mine in zip(annotators, progress, strict=True) if a.participant is None]
     invited = [counted(a.participant, mine)
                for a, mine in zip(annotators, progress, strict=True) if a.participant is not None]

@@ -463,6 +463,10 @@ CONCORD_CLI_MAX_BYTES = envint("CONCORD_CLI_MAX_BYTES", 2 * 1024**3)
 # progress page, then the result) instead of while the researcher waits; the file is kept under
 # VAR_DIR/imports until its job has run. Smaller files are imported (responses: previewed) at once.
 CONCORD_IMPORT_SYNC_MAX_BYTES = envint("CONCORD_IMPORT_SYNC_MAX_BYTES", 2 * 1024 * 1024)
+# A coreference upload (gold + system) of more documents than this is imported by a background
+# job too, whatever its size: each document's metrics take milliseconds (python -m
+# bench.coref_import: 5 000 documents, 2.6 MB, took over a minute on the busy 2-core machine).
+CONCORD_COREF_SYNC_MAX_DOCUMENTS = envint("CONCORD_COREF_SYNC_MAX_DOCUMENTS", 200)
 IMPORTS_DIR = VAR_DIR / "imports"
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024

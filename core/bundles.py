@@ -23,6 +23,7 @@ import re
 import zipfile
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import PurePosixPath
 from typing import NamedTuple
 
@@ -439,3 +440,90 @@ class _Grouped:
                 self.errors.add(f"{group.annotator}'s presentation {group.presentation} of "
                                 f"{group.item!r} has {len(currents)} current revisions; "
                                 f"exactly one", line=group.line, column="current")
+
+
+# --- the participants file ------------------------------------------------------------------
+
+# Each annotator's state when the bundle was written (`exports.selectors.participant_rows`): what
+# the study's pages count as complete, screened out, stopped or revoked. Bundles written before
+# this file have none; their annotators replay as complete.
+PARTICIPANTS = "participants.csv"
+PARTICIPANT_COLUMNS = ("annotator", "assigned", "answered", "completed_at", "screening",
+                       "stopped_at", "revoked_at")
+SCREENING_STATES = ("", "pending", "passed", "failed")
+MAX_ASSIGNED = 10_000_000
+
+
+@dataclass(frozen=True)
+class ParticipantState:
+    """One annotator's recorded state: items assigned, and when (if) they finished, were
+    stopped or revoked, and how the screening went ("" = the study has none)."""
+
+    assigned: int
+    completed_at: datetime | None
+    screening: str
+    stopped_at: datetime | None
+    revoked_at: datetime | None
+
+
+def _moment(raw: str, errors: Collector, line: int, column: str) -> datetime | None:
+    text = raw.strip()
+    if not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        errors.add(f"{text[:40]!r} is not a date and time (ISO 8601, e.g. "
+                   "2026-11-27T17:00:00+00:00)", line=line, column=column)
+        return None
+    if moment.tzinfo is None:
+        errors.add(f"{text[:40]!r} has no time zone (add +00:00)", line=line, column=column)
+        return None
+    return moment
+
+
+def participants_parse(data: bytes, *, filename: str, annotators: Collection[str],
+                       max_bytes: int, limits: Limits = DEFAULT_LIMITS,
+                       ) -> dict[str, ParticipantState]:
+    """Validate a bundle's participants file; return each annotator's state by pseudonym.
+
+    Every row names an annotator of the revisions file (``annotators``) once; ``assigned`` is a
+    whole number from 0, ``screening`` one of `SCREENING_STATES`, and the times ISO 8601 with a
+    time zone or empty. Raise `InputError` listing every problem.
+    """
+    errors = Collector(filename)
+    text = decode(data, errors, max_bytes=max_bytes)
+    grid = None if text is None else read_grid(text, filename=filename, errors=errors,
+                                               limits=limits, min_columns=2, unique=True)
+    if grid is None:
+        errors.raise_if_any()
+        return {}
+    at = {name: n for n, name in enumerate(grid.header)}
+    for name in PARTICIPANT_COLUMNS:
+        if name not in at:
+            errors.add(f"the required column {name!r} is missing", line=1)
+    errors.raise_if_any()
+    known = set(annotators)
+    out: dict[str, ParticipantState] = {}
+    for line, cells in grid.rows:
+        cell = {name: cells[at[name]].strip() for name in PARTICIPANT_COLUMNS}
+        name = cell["annotator"]
+        if name not in known:
+            errors.add(f"{name[:40]!r} is not an annotator of the revisions file", line=line,
+                       column="annotator")
+            continue
+        if name in out:
+            errors.add(f"{name} is listed twice", line=line, column="annotator")
+            continue
+        assigned = _whole(cell["assigned"], errors, line, "assigned", low=0, high=MAX_ASSIGNED,
+                          blank=False)
+        if cell["screening"] not in SCREENING_STATES:
+            errors.add(f"screening must be empty or one of {', '.join(SCREENING_STATES[1:])}, "
+                       f"not {cell['screening'][:40]!r}", line=line, column="screening")
+        moments = {c: _moment(cell[c], errors, line, c)
+                   for c in ("completed_at", "stopped_at", "revoked_at")}
+        if assigned is not None and assigned != INVALID:
+            out[name] = ParticipantState(assigned, moments["completed_at"], cell["screening"],
+                                         moments["stopped_at"], moments["revoked_at"])
+    errors.raise_if_any()
+    return out

@@ -20,6 +20,7 @@ from django.utils.dateparse import parse_datetime
 
 from analysis.selectors import item_record_count, latest_results
 from annotation.models import Answer, Response
+from annotation.selectors import event_list
 from jobs.selectors import job_status
 from studies.models import Item, Participant, Question, Study
 from studies.selectors import pseudonyms
@@ -27,7 +28,7 @@ from studies.selectors import pseudonyms
 from .models import ExportJob
 
 # Exports that grow with the number of responses; the others are small whatever the study.
-LARGE_WHATS = ("responses", "revisions", "matrix", "bundle", "labels", "gaps")
+LARGE_WHATS = ("responses", "revisions", "matrix", "bundle", "labels", "gaps", "events")
 READ_CHUNK = 5000  # rows per database round trip of .iterator()
 
 # The first ten columns are those of single-question exports before questions existed.
@@ -63,6 +64,9 @@ SYSTEM_COLUMNS: dict[str, tuple[str, ...]] = {
     "metric_meta_evaluation": ("question", "scale", "metric", "level", "grouping", "statistic",
                                "value", "low", "high", "p_value", "n", "other_metric", "reason"),
 }
+# The keys of one line of the timing events export, in order (docs/exports.md).
+EVENT_COLUMNS = ("annotator", "item", "presentation", "position", "revision", "current", "seq",
+                 "event", "ms", "active_ms", "submitted_at")
 
 
 def export_is_large(*, study: Study, what: str) -> bool:
@@ -112,6 +116,19 @@ JOIN {item} item ON item.id = r.item_id
 WHERE p.study_id = %s
 ORDER BY MIN(r.id) OVER (PARTITION BY r.participant_id), r.position IS NULL, r.position,
          r.presentation, r.revision, question.position
+"""
+
+
+# Every response (each revision) with its raw timing events, in the order of the revisions export.
+_EVENTS_SQL = """
+SELECT r.participant_id, item.external_id, r.presentation, r.position, r.revision, r.is_current,
+       r.active_ms, r.received_at, r.events
+FROM {response} r
+JOIN {participant} p ON p.id = r.participant_id
+JOIN {item} item ON item.id = r.item_id
+WHERE p.study_id = %s
+ORDER BY MIN(r.id) OVER (PARTITION BY r.participant_id), r.position IS NULL, r.position,
+         r.presentation, r.revision
 """
 
 
@@ -188,6 +205,28 @@ def revision_rows(*, study: Study, labels: bool = False) -> Iterator[tuple[objec
         row = (names[pid], item, presentation, position, revision, bool(current), question,
                value, missing, comment, active_ms, _aware(received), source)
         yield (*row, system, item_source) if labels else row
+
+
+def event_rows(*, study: Study) -> Iterator[dict[str, Any]]:
+    """Yield one record per raw timing event of every response (each revision), keyed by
+    EVENT_COLUMNS: the annotator's pseudonym (never a token or platform id), the item's id, the
+    presentation, position and revision, whether the revision is current, the event's number in
+    its response (from 1), its kind (`shown`, `hidden`, `visible`, `select:…`, `answer`, …), its
+    time in ms since the item was shown, the response's active time and receipt time. A
+    response without events (an imported one) has no line. Two queries; memory holds one chunk
+    of responses."""
+    names = pseudonyms(study=study)
+    for (pid, item, presentation, position, revision, current, active_ms, received,
+         raw) in _stream(_EVENTS_SQL, [study.pk]):
+        events = event_list(raw)
+        if not events:
+            continue
+        submitted = _aware(received)
+        for seq, (kind, ms) in enumerate(events, start=1):
+            yield {"annotator": names[pid], "item": item, "presentation": presentation,
+                   "position": position, "revision": revision, "current": bool(current),
+                   "seq": seq, "event": kind, "ms": ms, "active_ms": active_ms,
+                   "submitted_at": submitted}
 
 
 # --- the annotator × item matrix ----------------------------------------------------------------
@@ -327,6 +366,27 @@ def system_score_rows(*, study: Study) -> Iterator[tuple[str, str, float]]:
 # --- the pseudonym mapping ----------------------------------------------------------------------
 
 
+def participant_rows(*, study: Study) -> list[tuple[object, ...]]:
+    """Return each annotator's state, in `core.bundles.PARTICIPANT_COLUMNS` order and
+    pseudonym order: items assigned and answered, when they finished (null: they did not), the
+    screening, when they were stopped by the attention checks or revoked. Two queries.
+
+    What the study's pages count as complete (`Participant.status`), so that a replayed bundle
+    counts the same; no platform id, no link, no consent time.
+    """
+    names = pseudonyms(study=study)
+    rows = study.participants.filter(pk__in=list(names)).values_list(
+        "pk", "n_assigned", "n_answered", "completed_at", "screening", "stopped_at", "revoked_at")
+    out = [(names[pk], assigned, answered, _iso(completed), screening, _iso(stopped),
+            _iso(revoked))
+           for pk, assigned, answered, completed, screening, stopped, revoked in rows]
+    return sorted(out, key=lambda row: int(str(row[0])[1:]))
+
+
+def _iso(moment: datetime | None) -> str:
+    return "" if moment is None else _aware(moment).isoformat()
+
+
 def pseudonym_rows(*, study: Study) -> list[tuple[str, str, str, str]]:
     """Return the researcher's key from pseudonyms to real annotator ids, in PSEUDONYM_COLUMNS
     order and pseudonym order. Two queries.
@@ -370,6 +430,8 @@ def export_row_estimate(*, study: Study, what: str) -> int:
     if what in SYSTEM_COLUMNS:
         records = (latest_results(study=study) or {}).get(what)
         return max(1, len(records) if isinstance(records, list) else 0)
+    if what == "events":  # a response holds a handful of events: shown, select, answer, …
+        return 5 * Response.objects.filter(participant__study=study).count()
     if what in ("labels", "gaps"):
         document = latest_results(study=study)
         section = "item_labels" if what == "labels" else "item_gaps"

@@ -28,6 +28,7 @@ from django.utils import timezone
 from analysis.selectors import item_records, latest_results, run_settings
 from analysis.services import code_version
 from core.bundles import DEFINITION as BUNDLE_DEFINITION
+from core.bundles import PARTICIPANT_COLUMNS, PARTICIPANTS
 from core.files import atomic_write, partial_name
 from core.formats import csv_chunks, jsonl_chunks, parquet_chunks, zip_chunks
 from jobs.services import job_done, job_enqueue, job_fail, job_progress, job_start
@@ -41,6 +42,7 @@ from .selectors import (
     REVISION_COLUMNS,
     SYSTEM_COLUMNS,
     SYSTEM_SCORE_COLUMNS,
+    event_rows,
     export_job_file,
     export_job_target,
     export_row_estimate,
@@ -48,6 +50,7 @@ from .selectors import (
     item_rows,
     matrix_columns,
     matrix_rows,
+    participant_rows,
     response_columns,
     response_rows,
     revision_columns,
@@ -73,6 +76,7 @@ WHATS: dict[str, tuple[str, ...]] = {
     # The systems analysis: one export per section of the results document, of the same name.
     **{section: ("csv", "jsonl") for section in SYSTEM_COLUMNS},
     "bundle": ("zip",),
+    "events": ("jsonl",),
 }
 # The columns of the `labels` export: one row per item × question × scale × method.
 LABEL_COLUMNS = ("item", "question", "scale", "method", "label", "probability", "entropy",
@@ -155,6 +159,8 @@ def export_open(*, study: Study, what: str, fmt: str | None = None,
         chunks = _matrix_chunks(study, tally)
     elif what == "items":
         chunks = _items_chunks(study, fmt, tally)
+    elif what == "events":
+        chunks = jsonl_chunks(tally("events", event_rows(study=study)))
     elif what == "results":
         chunks = iter([_json_bytes(document)])
     elif what == "labels":
@@ -382,6 +388,9 @@ def _bundle_chunks(study: Study, document: dict[str, Any], tally: _Tally) -> Ite
         ("revisions.csv", lambda: _revisions_chunks(study, "csv", tally)),
         ("matrix.csv", lambda: _matrix_chunks(study, tally)),
         ("items.csv", lambda: _items_chunks(study, "csv", tally)),
+        # Each annotator's state (complete, screened out, stopped), which the replay restores.
+        (PARTICIPANTS, lambda: csv_chunks(PARTICIPANT_COLUMNS, tally(
+            "participants", iter(participant_rows(study=study))))),
         ("results.json", lambda: [_json_bytes(document)]),
         # The records that grow with the items, which the results document keeps apart.
         ("labels.csv", lambda: _labels_chunks(document, "csv", tally)),

@@ -20,7 +20,15 @@ from django.utils import timezone
 
 from annotation.store import AnnotatorRow, ResponseRow, responses_store
 from core.bundles import DEFINITION as BUNDLE_DEFINITION
-from core.bundles import Presentation, ZipLimits, bundle_members, revisions_parse
+from core.bundles import (
+    PARTICIPANTS,
+    ParticipantState,
+    Presentation,
+    ZipLimits,
+    bundle_members,
+    participants_parse,
+    revisions_parse,
+)
 from core.problems import InputError, Problem
 from studies.definitions import RESERVED_MESSAGE, RESERVED_SLUGS, SLUG, load_definition
 from studies.models import Study
@@ -69,7 +77,8 @@ def bundle_import(*, data: bytes, filename: str, owner: User,
     which imports while the researcher waits).
     """
     name = PurePath(filename).name or "bundle.zip"
-    members = bundle_members(data, filename=name, wanted={*REQUIRED, "settings.json", SCORES},
+    members = bundle_members(data, filename=name,
+                             wanted={*REQUIRED, "settings.json", SCORES, PARTICIPANTS},
                              required=[m for m in REQUIRED if m != BUNDLE_DEFINITION],
                              limits=bundle_limits())
     if BUNDLE_DEFINITION not in members:
@@ -91,7 +100,8 @@ def bundle_import(*, data: bytes, filename: str, owner: User,
                                                       f"exists{option}")])
     with transaction.atomic():
         study = study_create_from_definition(owner=owner, definition=definition)
-        n_items = items_import(study=study, data=members[ITEMS], filename=f"{name}/{ITEMS}")
+        n_items = items_import(study=study, data=members[ITEMS], filename=f"{name}/{ITEMS}",
+                               user=owner)
         if SCORES in members:  # a bundle of a study with system-level scores (docs/systems.md)
             system_scores_import(study=study, data=members[SCORES], filename=f"{name}/{SCORES}",
                                  user=owner,
@@ -101,7 +111,14 @@ def bundle_import(*, data: bytes, filename: str, owner: User,
             items=study.items.values_list("external_id", flat=True),
             questions={q.key: q.values for q in study.question_list},
             max_bytes=settings.CONCORD_BUNDLE_MAX_UNPACKED_BYTES)
-        counts = _store(study=study, presented=presented, label=f"replayed from {name}")
+        # Bundles written before the participants file replay every annotator as complete.
+        states = participants_parse(
+            members[PARTICIPANTS], filename=f"{name}/{PARTICIPANTS}",
+            annotators={p.annotator for p in presented},
+            max_bytes=settings.CONCORD_BUNDLE_MAX_UNPACKED_BYTES,
+        ) if PARTICIPANTS in members else {}
+        counts = _store(study=study, presented=presented, states=states,
+                        label=f"replayed from {name}")
         now = timezone.now()
         Study.objects.filter(pk=study.pk).update(status=Study.Status.CLOSED,
                                                  status_changed_at=now)
@@ -127,7 +144,8 @@ def _definition(data: bytes, filename: str, slug: str | None) -> dict[str, Any]:
     return definition
 
 
-def _store(*, study: Study, presented: list[Presentation], label: str) -> dict[str, int]:
+def _store(*, study: Study, presented: list[Presentation], states: dict[str, ParticipantState],
+           label: str) -> dict[str, int]:
     """Store the participants (named by their pseudonyms), every revision and its answers,
     through `annotation.store.responses_store`.
 
@@ -135,13 +153,17 @@ def _store(*, study: Study, presented: list[Presentation], label: str) -> dict[s
     which reads presentations in the order of their first revision, reads them as the bundle's
     study did; each annotator keeps the pseudonym number the bundle gives them, and the
     attention checks are scored again on the first revisions, as the questionnaire scored them.
+    An annotator with a recorded state (``states``, the bundle's participants file) keeps it:
+    items assigned, finished or not, screened out, stopped, revoked.
     """
     annotators = list(dict.fromkeys(p.annotator for p in presented))
     index = {annotator: n for n, annotator in enumerate(annotators)}
     item_ids = dict(study.items.values_list("external_id", "pk"))
     stored = responses_store(
         study=study, label=label, consented=True, checks_scored=True,
-        annotators=[AnnotatorRow(external_id=a, pseudonym_number=int(a[1:]))
+        annotators=[AnnotatorRow(external_id=a, pseudonym_number=int(a[1:]),
+                                 presented=states[a].assigned if a in states else None,
+                                 recorded=states.get(a))
                     for a in annotators],
         responses=[ResponseRow(annotator=index[p.annotator], item_id=item_ids[p.item],
                                presentation=p.presentation, position=p.position,

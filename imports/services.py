@@ -35,20 +35,21 @@ from django.core.files.uploadedfile import UploadedFile
 from django.http import Http404
 
 from annotation.responses_import import responses_import
-from core.problems import InputError, Problem
+from core.problems import Collector, InputError, Problem
 from core.responses import ImportSummary, Upload
 from core.tabular import grouped, size_over_limit
 from jobs.models import Job
 from jobs.services import job_done, job_enqueue, job_fail, job_progress, job_start
 from studies.models import Study
 from studies.selectors import item_label_counts, labels_phrase
-from studies.services import items_import
+from studies.services import coref_items_import, items_import
 
 from .models import ImportJob
 
 log = logging.getLogger(__name__)
 
 DATA = "data"  # the uploaded file, in the job's folder; the maps beside it under their names
+SYSTEM = "system"  # a coreference job's system file, beside the gold (DATA)
 MAPS = ("item_map", "value_map")
 FOLDER_MAX_AGE_S = 24 * 3600  # a folder left by a job that never ran (its row deleted, say)
 # The annotators a check's preview lists (in the job's summary): every one of a file of the
@@ -144,6 +145,8 @@ def import_job_confirm(*, job: ImportJob, user: User | None,
     The kept file passes to the new job by one conditional UPDATE, so a double click imports
     once.
     """
+    if job.options.get("columns") == "pending":  # its columns are not mapped yet
+        raise Http404("The columns of this file are not mapped yet")
     folder = _checked(job)
     new = ImportJob.objects.create(
         study=job.study, created_by=user, what=job.what, filename=job.filename,
@@ -176,7 +179,7 @@ def import_job_execute(*, job_id: int) -> ImportJob:
     place, so the redelivered task starts again. Problems of the file fail the job with the
     list of them; any other error fails it too and propagates to Celery.
     """
-    job = ImportJob.objects.select_related("study").get(pk=job_id)
+    job = ImportJob.objects.select_related("study", "created_by").get(pk=job_id)
     if job.status in (Job.Status.DONE, Job.Status.FAILED):
         return job
     folder = _folder(job)
@@ -203,11 +206,21 @@ def import_job_execute(*, job_id: int) -> ImportJob:
             summary = _summary(result)
             message = (f"{job.filename} holds {grouped(result.answers)} answers of "
                        f"{grouped(len(result.annotators))} annotators; nothing is stored yet.")
+        elif job.what == ImportJob.What.ITEMS and "coref_format" in job.options:
+            count, warnings = _coref(job, folder)
+            # What the scorers pass over, as the import page lists it (the first 20).
+            summary = {"items": count, "warnings": [str(p) for p in warnings.problems[:20]]}
+            message = (f"Imported {grouped(count)} coreference items from {job.filename} and "
+                       f"{job.options['maps'].get(SYSTEM, SYSTEM)}.")
         elif job.what == ImportJob.What.ITEMS:
             count = items_import(study=job.study, data=(folder / DATA).read_bytes(),
-                                 filename=job.filename, progress=report)
+                                 filename=job.filename, progress=report,
+                                 user=job.created_by)
             labels = item_label_counts(study=job.study)
-            summary = {"items": count, **labels}
+            # the systems and sources only when the items name some: a study without them
+            # keeps the summary it always had
+            summary = {"items": count, **({k: v for k, v in labels.items() if any(
+                labels.values())})}
             message = (f"Imported {grouped(count)} items from {job.filename}"
                        f"{labels_phrase(labels)}.")
         else:
@@ -236,6 +249,32 @@ def import_job_execute(*, job_id: int) -> ImportJob:
     return job
 
 
+def _coref(job: ImportJob, folder: Path) -> tuple[int, Collector]:
+    """Import a coreference job's gold (the upload) and system file (kept beside it); return
+    the items imported and the warnings (what the scorers pass over)."""
+    warnings = Collector(job.filename)
+    count = coref_items_import(
+        study=job.study, gold=(folder / DATA).read_bytes(),
+        system=(folder / SYSTEM).read_bytes(), gold_name=job.filename,
+        system_name=job.options["maps"].get(SYSTEM, SYSTEM), fmt=job.options["coref_format"],
+        warnings=warnings)
+    return count, warnings
+
+
+def coref_import_is_large(*, gold: UploadedFile[Any], system: UploadedFile[Any]) -> bool:
+    """Tell whether a coreference upload is imported by a background job: either file larger
+    than CONCORD_IMPORT_SYNC_MAX_BYTES, or more documents in the gold file than
+    CONCORD_COREF_SYNC_MAX_DOCUMENTS (counted from its `#begin document` lines, or its JSON
+    documents' opening braces as an upper bound, before anything is parsed): each document's
+    metrics cost milliseconds, so 5 000 documents take tens of seconds."""
+    if _large(gold.size or 0) or _large(system.size or 0):
+        return True
+    head = b"".join(gold.chunks())
+    gold.seek(0)
+    documents = head.count(b"#begin document") or head.count(b"{")
+    return documents > settings.CONCORD_COREF_SYNC_MAX_DOCUMENTS
+
+
 def import_job_problems(*, job: ImportJob) -> InputError | None:
     """Return the problems a failed job recorded, as the pages show an `InputError`."""
     if not job.problems:
@@ -255,7 +294,10 @@ def _responses(job: ImportJob, folder: Path,
             study=job.study, data=data, filename=job.filename,
             fmt=options["fmt"], annotator_column=options.get("annotator_column") or None,
             meta_columns=options.get("meta_columns", ()), dry_run=job.dry_run,
-            progress=report, item_map=maps["item_map"], value_map=maps["value_map"])
+            progress=report, value_map=maps["value_map"],
+            # the on-screen column mapper's choices (imports.columns), as a hand-made map
+            item_map=options.get("item_map") or maps["item_map"],
+            ignore_columns=options.get("ignore_columns", ()))
 
 
 def _summary(summary: ImportSummary) -> dict[str, Any]:

@@ -323,7 +323,8 @@ def read_gold_and_system(
         by_name = {d.name: d for d in system}
         gold_names = [d.name for d in gold]
         missing = [n for n in gold_names if n not in by_name]
-        extra = [d.name for d in system if d.name not in set(gold_names)]
+        named = set(gold_names)  # once: a set per document made this quadratic (5 000: 20 s)
+        extra = [d.name for d in system if d.name not in named]
         if missing or extra:
             parts = [f"gold has {len(gold)} documents, system has {len(system)}"]
             if missing:

@@ -165,7 +165,8 @@ def test_the_trust_section_says_which_estimate_each_coefficient_is(owner_client,
     assert "± its Monte-Carlo error" in sampled
     table = sampled[sampled.index('id="trust-table"'):]
     for name, value in record["coefficients"].items():
-        assert f"{value:.3f} ± {record['mc_error'][name]:.3f}" in table
+        assert (f"{value:.3f} <small class=\"mc\">± {record['mc_error'][name]:.3f}</small>"
+                in table)
 
 
 def test_the_query_count_does_not_grow_with_the_study(owner_client, demos, django_assert_num_queries):

@@ -8,11 +8,14 @@ from __future__ import annotations
 import io
 import json
 import random
+import re
 import zipfile
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from analysis.models import AnalysisRun
 from annotation.models import Answer, Response
@@ -155,6 +158,85 @@ def test_it_replays_attention_checks_and_their_failures(make_study, alice, tmp_p
     assert stopped.completed_at is None
 
 
+def test_a_replayed_study_counts_the_same_participants_complete(make_study, alice, tmp_path):
+    """Issue 23, point 3: 3 of 6 complete in the original (one in progress, one screened out,
+    one stopped by the attention checks) is 3 of 6 in the replay, not "6 complete"."""
+    study = make_study(alice, slug="half")
+    people = participants_invite(study=study, count=6)
+    for n, participant in enumerate(people):
+        for position in range(participant.n_assigned if n < 3 else 1):
+            submit(participant, position, 3, active_ms=1000 + position)
+    Participant.objects.filter(pk=people[4].pk).update(screening=Participant.Screening.FAILED)
+    stopped_at = timezone.now()
+    Participant.objects.filter(pk=people[5].pk).update(stopped_at=stopped_at)
+    client = Client()
+    client.force_login(alice)
+
+    def overview(slug: str) -> str:
+        html = client.get(reverse("studies:detail", args=[slug])).content.decode()
+        return re.search(r"<dt>Participants</dt><dd>([^<]*)</dd>", html)[1]
+
+    def states(slug: str) -> dict[str, tuple]:
+        return {p.pseudonym: (p.status, p.n_assigned, p.completed_at, p.stopped_at)
+                for p in Participant.objects.filter(study__slug=slug).select_related("study")}
+
+    assert overview("half") == "6 (3 complete)"
+    before = states("half")
+    assert sum(s[0] == "complete" for s in before.values()) == 3
+    recorded, again = replayed_results(Study.objects.get(slug="half"), tmp_path)
+    assert differences(without_replay_fields(recorded), without_replay_fields(again)) == []
+    assert overview("replayed") == "6 (3 complete)"
+    after = states("replayed")
+    # the same state, items assigned and times, annotator by annotator; the one in progress is
+    # "unfinished" now that the replayed study is closed
+    assert {a: s[1:] for a, s in after.items()} == {a: s[1:] for a, s in before.items()}
+    assert {a: s[0] for a, s in after.items()} == {
+        a: "unfinished when the study closed" if s[0] == "in progress" else s[0]
+        for a, s in before.items()}
+    assert sorted(s[0] for s in after.values()).count("screened out") == 1
+    assert sorted(s[0] for s in after.values()).count("stopped by the attention checks") == 1
+
+
+def test_a_bundle_without_a_participants_file_replays_everyone_complete(demos, tmp_path):
+    """Bundles written before the participants file still replay (every annotator complete)."""
+    data = bundle_of("demo-coref")
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as old, zipfile.ZipFile(buffer, "w") as new:
+        for info in old.infolist():
+            if info.filename != "participants.csv":
+                new.writestr(info, old.read(info))
+    path = tmp_path / "old.zip"
+    path.write_bytes(buffer.getvalue())
+    call_command("import_bundle", str(path), "--slug", "replayed", "--owner", "researcher",
+                 stdout=io.StringIO())
+    replayed = Participant.objects.filter(study__slug="replayed")
+    assert replayed.exists() and not replayed.filter(completed_at__isnull=True).exists()
+
+
+def test_a_broken_participants_file_is_named_and_nothing_is_kept(demos, tmp_path):
+    data = bundle_of("demo-coref")
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as old, zipfile.ZipFile(buffer, "w") as new:
+        for info in old.infolist():
+            body = old.read(info)
+            if info.filename == "participants.csv":
+                lines = body.decode().splitlines()
+                cells = lines[1].split(",")
+                cells[1], cells[4] = "-3", "maybe"
+                body = "\n".join([lines[0], ",".join(cells), *lines[2:]]).encode()
+            new.writestr(info, body)
+    path = tmp_path / "broken.zip"
+    path.write_bytes(buffer.getvalue())
+    before = counts()
+    with pytest.raises(CommandError) as caught:
+        call_command("import_bundle", str(path), "--slug", "replayed", "--owner", "researcher",
+                     stdout=io.StringIO())
+    message = str(caught.value)
+    assert "participants.csv" in message and "'-3' is not a whole number" in message
+    assert "screening must be empty or one of pending, passed, failed" in message
+    assert counts() == before
+
+
 def test_the_replayed_study_keeps_revisions_durations_and_pseudonyms(demos, tmp_path):
     original = Study.objects.get(slug="demo-similarity")
     first = Response.objects.filter(participant__study=original).order_by("pk").first()
@@ -170,8 +252,10 @@ def test_the_replayed_study_keeps_revisions_durations_and_pseudonyms(demos, tmp_
                  stdout=io.StringIO())
     copy = Study.objects.get(slug="copy")
     assert copy.status == Study.Status.CLOSED
-    event = copy.events.get()
-    assert (event.action, event.detail["replayed_from"]) == ("close", "b.zip")
+    event = copy.events.get(action="close")
+    assert event.detail["replayed_from"] == "b.zip"
+    # its items came in as an upload, recorded too (issue 23, point 6)
+    assert copy.events.get(action="items").detail["files"] == ["items.csv"]
     assert copy.analysis_settings == AnalysisRun.objects.filter(
         study=original).latest("pk").settings
 

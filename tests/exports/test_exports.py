@@ -328,7 +328,7 @@ def test_the_bundle_holds_data_settings_results_version_and_readme(annotated):
         assert sorted(names) == sorted(["responses.csv", "revisions.csv", "matrix.csv",
                                         "items.csv", "results.json", "settings.json", "VERSION",
                                         "definition.json", "README.md", "labels.csv",
-                                        "item_gaps.csv"])
+                                        "item_gaps.csv", "participants.csv"])
         definition = json.loads(archive.read("definition.json"))
         assert archive.read("responses.csv") == export_bytes(annotated, "responses")
         assert archive.read("revisions.csv") == export_bytes(annotated, "revisions")

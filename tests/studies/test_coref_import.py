@@ -328,3 +328,88 @@ def test_the_browser_lists_every_problem_of_both_files_and_imports_nothing(coref
     assert b"closing bracket 4) without an opening one" in reply.content
     assert b"unclosed mention (9" in reply.content
     assert coref_study.items.count() == 0
+
+
+# --- a large upload goes to the background import job (issue 23, point 17) ---------------------
+
+
+def many_documents(n: int, *, system: bool) -> bytes:
+    """n small CoNLL documents (the bench's): 5 000 took over a minute inside a request."""
+    from bench.coref_import import conll
+
+    return conll(n, system=system)
+
+
+@pytest.fixture
+def eager():
+    from config.celery import app
+
+    before = (app.conf.task_always_eager, app.conf.task_eager_propagates)
+    app.conf.task_always_eager = app.conf.task_eager_propagates = True
+    yield
+    app.conf.task_always_eager, app.conf.task_eager_propagates = before
+
+
+def post_coref(client, study, gold: bytes, system: bytes):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    return client.post(f"/studies/{study.slug}/items/coreference/",
+                       {"gold": SimpleUploadedFile("gold.conll", gold),
+                        "system": SimpleUploadedFile("sys.conll", system),
+                        "format": "conll2012"})
+
+
+def test_a_large_conll_upload_is_answered_with_a_job_page_not_imported_in_the_request(
+        coref_study, alice_client, settings, tmp_path, django_capture_on_commit_callbacks):
+    """Issue 23, point 17: more documents than CONCORD_COREF_SYNC_MAX_DOCUMENTS (here 5 000 >
+    200, 2.6 MB: over a minute of metrics) are handed to the import job: the request keeps the
+    two files and answers with the job's page; nothing is parsed or stored in it."""
+    from imports.models import ImportJob
+
+    settings.IMPORTS_DIR = tmp_path / "imports"
+    gold, system = many_documents(5000, system=False), many_documents(5000, system=True)
+    assert len(gold) < settings.CONCORD_MAX_UPLOAD_BYTES
+    with django_capture_on_commit_callbacks(execute=False) as sent:
+        response = post_coref(alice_client, coref_study, gold, system)
+    job = ImportJob.objects.get()
+    assert response.status_code == 302
+    assert response["Location"] == f"/studies/{coref_study.slug}/imports/{job.pk}/"
+    assert (job.what, job.status, job.options["coref_format"]) == ("items", "queued", "conll2012")
+    assert job.options["maps"] == {"system": "sys.conll"} and job.filename == "gold.conll"
+    assert len(sent) == 1  # the task, sent once the request's transaction commits
+    assert Item.objects.filter(study=coref_study).count() == 0  # nothing imported in the request
+    kept = tmp_path / "imports" / job.folder
+    assert (kept / "data").read_bytes() == gold and (kept / "system").read_bytes() == system
+    page = alice_client.get(response["Location"]).content.decode()
+    assert "Import coreference items: gold.conll and sys.conll" in page
+
+
+def test_the_job_imports_what_the_request_would_have(coref_study, alice_client, settings,
+                                                     tmp_path, eager,
+                                                     django_capture_on_commit_callbacks):
+    from imports.models import ImportJob
+
+    settings.IMPORTS_DIR = tmp_path / "imports"
+    settings.CONCORD_COREF_SYNC_MAX_DOCUMENTS = 1  # the two documents above go to the job
+    with django_capture_on_commit_callbacks(execute=True):
+        response = post_coref(alice_client, coref_study, GOLD_CONLL.encode(),
+                              SYSTEM_CONLL.encode())
+    job = ImportJob.objects.get()
+    assert (job.status, job.summary) == ("done", {"items": 2, "warnings": []}), job.error
+    items = Item.objects.filter(study=coref_study).order_by("position")
+    assert list(items.values_list("external_id", flat=True)) == ["news-000", "wiki-001"]
+    pairs = read_gold_and_system(GOLD_CONLL, SYSTEM_CONLL, format="conll2012")
+    for item, (g, s) in zip(items, pairs, strict=True):
+        assert item.metrics == pytest.approx(coref_metrics(g, s))
+    page = alice_client.get(response["Location"]).content.decode()
+    assert "Imported 2 coreference items from gold.conll and sys.conll." in page
+    assert list((tmp_path / "imports").rglob("*")) == []  # the kept files went with the job
+
+
+def test_a_small_conll_upload_is_still_imported_at_once(coref_study, alice_client):
+    from imports.models import ImportJob
+
+    response = post_coref(alice_client, coref_study, GOLD_CONLL.encode(), SYSTEM_CONLL.encode())
+    assert response["Location"] == f"/studies/{coref_study.slug}/"
+    assert not ImportJob.objects.exists()
+    assert Item.objects.filter(study=coref_study).count() == 2
