@@ -92,6 +92,7 @@ def responses_parse(
             annotators = _parse_long(header, rows, errors, items=set(items), item_map=imap,
                                      questions=known, annotator_column=annotator_column,
                                      meta_columns=[_norm(m) for m in meta_columns if _norm(m)])
+        if header:
             if not rows and not errors:
                 errors.add("the file has a header but no rows")
             if fmt == "long" and warnings is not None:

@@ -43,6 +43,9 @@ SCREENED = ("id,text,role,gold:{q},tolerance:{q}\n"
 SYSTEMS = "id,text,system,source\n" + "".join(
     f"d{d}-{x},Output of system {x} for document {d}.,sys-{x},doc{d}\n"
     for d in range(1, 5) for x in "ABC")
+# A Google Forms export: a timestamp, the e-mail address, a name and one column per item.
+FORMS_EXPORT = (b"Timestamp,Email address,Your name,Rate passage i1,Rate passage i2\n"
+                b"2024/03/05 09:00,zoe@example.org,Zoe,1,2\n")
 RESPONSES = ("annotator,item,value\n" + "".join(
     f"r{a},i{i},{(a + i) % 8}\n" for a in range(1, 4) for i in range(1, 5))).encode()
 
@@ -159,6 +162,11 @@ def _setup(live_server, django_user_model):
         upload=SimpleUploadedFile("queued.csv", RESPONSES, content_type="text/csv"),
         options={"fmt": "long", "meta_columns": "", "annotator_column": "annotator"},
         maps={}, dry_run=True, enqueue=False)
+    # A Google Forms export kept for the on-screen column mapper (issue 23, point 5).
+    from imports.columns import columns_upload
+
+    mapper_job = columns_upload(study=plain, user=user, upload=SimpleUploadedFile(
+        "Form responses 1.csv", FORMS_EXPORT, content_type="text/csv"))
     done_export = export_job_create(study=coref, user=user, what="responses", fmt="csv",
                                     enqueue=False)
     export_job_execute(job_id=done_export.pk)
@@ -184,7 +192,8 @@ def _setup(live_server, django_user_model):
         "user": DEMO_USER, "coref": coref, "pair": pair, "summeval": summeval,
         "screening": screening, "plain": plain, "systems": systems, "probe": probe,
         "paused": paused, "crowd": crowd, "full": full,
-        "run": run, "import_job": import_job, "done_export": done_export,
+        "run": run, "import_job": import_job, "mapper_job": mapper_job,
+        "done_export": done_export,
         "queued_export": queued_export, "alice": alice,
         "pseudonym": next(iter(pseudonyms(study=coref).values())),
         "participants_invite": participants_invite,
@@ -223,6 +232,7 @@ def _researcher_pages(audit: Audit, page, base: str, data: dict) -> None:
         ("preview", f"{c}/preview/"),
         ("responses import", f"{p}/responses/import/"),
         ("import job (queued)", f"{p}/imports/{data['import_job'].pk}/"),
+        ("column mapper", f"{p}/imports/{data['mapper_job'].pk}/columns/"),
         ("dashboard (coref)", f"{c}/results/"),
         ("dashboard (pair)", f"{base}/studies/{data['pair'].slug}/results/"),
         ("dashboard (summeval)", f"{s}/results/"),
