@@ -6,7 +6,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db.models import QuerySet
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
@@ -18,9 +18,10 @@ from core.problems import InputError
 from core.responses import FORMATS
 from core.tabular import size_over_limit
 from studies.apis import PROBLEMS, problems_response
-from studies.selectors import StudyScopedMixin
+from studies.selectors import StudyScopedMixin, pseudonyms
 
 from .models import Answer, Response
+from .selectors import event_list
 from .services import responses_import
 
 
@@ -53,6 +54,59 @@ class ResponseSerializer(serializers.ModelSerializer[Response]):
         model = Response
         fields = ["id", "participant", "item", "role", "presentation", "position", "revision",
                   "is_current", "answers", "active_ms", "source", "received_at"]
+
+
+class TimingEventSerializer(serializers.Serializer[Any]):
+    event = serializers.CharField(help_text="shown, hidden, visible, select:…, cant_judge:…, "
+                                            "answer")
+    ms = serializers.IntegerField(help_text="Milliseconds since the item was shown.")
+
+
+class TimingSerializer(serializers.ModelSerializer[Response]):
+    """A response's raw timing events, its annotator by pseudonym (never a token)."""
+
+    annotator = serializers.SerializerMethodField(help_text="The annotator's pseudonym (A1, …).")
+    item = serializers.CharField(source="item.external_id")
+    current = serializers.BooleanField(source="is_current")
+    submitted_at = serializers.DateTimeField(source="received_at")
+    events = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Response
+        fields = ["id", "annotator", "item", "presentation", "position", "revision", "current",
+                  "active_ms", "submitted_at", "events"]
+
+    def get_annotator(self, response: Response) -> str:
+        return str(self.context["pseudonyms"].get(response.participant_id, ""))
+
+    @extend_schema_field(TimingEventSerializer(many=True))
+    def get_events(self, response: Response) -> list[dict[str, Any]]:
+        return [{"event": kind, "ms": ms} for kind, ms in event_list(response.events)]
+
+
+class TimingViewSet(StudyScopedMixin, mixins.ListModelMixin, viewsets.GenericViewSet[Response]):
+    """The raw timing events behind each active time: one entry per response (each revision)
+    that has events, in the order they were stored (viewer and up; a read-only token is
+    enough)."""
+
+    serializer_class = TimingSerializer
+    filterset_fields = ["presentation", "revision", "is_current"]
+    queryset = Response.objects.none()
+
+    def get_queryset(self) -> QuerySet[Response]:
+        if self.schema_only():
+            return Response.objects.none()
+        return (Response.objects.filter(participant__study=self.study())
+                .exclude(events=[]).select_related("item")
+                .only("id", "participant_id", "item__external_id", "presentation", "position",
+                      "revision", "is_current", "active_ms", "received_at", "events")
+                .order_by("id"))
+
+    def get_serializer_context(self) -> dict[str, Any]:
+        context = dict(super().get_serializer_context())
+        if not self.schema_only():
+            context["pseudonyms"] = pseudonyms(study=self.study())
+        return context
 
 
 class ResponseViewSet(StudyScopedMixin, mixins.ListModelMixin,

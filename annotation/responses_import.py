@@ -41,6 +41,7 @@ def responses_import(
     item_map: Upload | Mapping[str, str] | None = None,
     value_map: Upload | Mapping[str, str] | None = None,
     meta_columns: Sequence[str] = (),
+    ignore_columns: Sequence[str] = (),
     dry_run: bool = False,
     max_bytes: int | None = None,
     progress: Progress | None = None,
@@ -62,6 +63,8 @@ def responses_import(
     study is an error naming them (re-importing never doubles nor silently overwrites answers).
     Responses are stored annotator by annotator in order of first appearance, so the pseudonyms
     A1, A2, … follow the file. Raises `InputError` listing every problem; nothing is written then.
+    `ignore_columns` (wide) are read by nothing: the on-screen column mapper
+    (`imports.columns`) passes the columns the researcher chose to ignore.
     """
     notes: list[str] = []
 
@@ -75,7 +78,8 @@ def responses_import(
             existing_annotators=Participant.objects.filter(
                 study=study, source=Participant.Source.IMPORT).values_list("external_id", flat=True),
             annotator_column=annotator_column, item_map=item_map, value_map=value_map,
-            meta_columns=meta_columns, max_bytes=limit, warnings=notes,
+            meta_columns=meta_columns, ignore_columns=ignore_columns, max_bytes=limit,
+            warnings=notes,
         )
 
     limit = settings.CONCORD_MAX_UPLOAD_BYTES if max_bytes is None else max_bytes

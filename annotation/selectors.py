@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import threading
 from collections import OrderedDict
@@ -329,3 +330,16 @@ def study_full(*, study: Study) -> bool:
                                                          responses__is_current=True)))
              .filter(n__lt=study.annotators_per_item))
     return main.exists() and not short.exists()
+
+
+def event_list(raw: Any) -> list[Any]:
+    """A response's stored events as a list (a raw query gives SQLite's text, PostgreSQL's list);
+    anything that is not a list of [kind, ms] pairs reads as none."""
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            return []
+    if not isinstance(raw, list):
+        return []
+    return [e for e in raw if isinstance(e, list) and len(e) == 2]

@@ -10,6 +10,8 @@ app_name = "annotation"
 router = SimpleRouter()
 router.register(r"studies/(?P<study_slug>[-a-z0-9]+)/responses", apis.ResponseViewSet,
                 basename="response")
+router.register(r"studies/(?P<study_slug>[-a-z0-9]+)/timing", apis.TimingViewSet,
+                basename="timing")
 
 urlpatterns = [
     # Answers first: the most frequent request (see config/urls.py).

@@ -159,20 +159,26 @@ def _systems_choose(ids: np.ndarray, count: np.ndarray, full: np.ndarray, *, m: 
     first (seeded tie-break), as without systems. So the counts per system differ by at most one
     unless a system has too few items.
     """
-    order = np.lexsort((rng.random(len(ids)), count, full))
-    groups: dict[str, list[int]] = defaultdict(list)
-    for index in order.tolist():
-        groups[systems.get(int(ids[index]), "")].append(index)
-    room = {g: int(np.maximum(k - count[members], 0).sum()) for g, members in groups.items()}
-    quota = dict.fromkeys(groups, 0)
-    left, open_groups = m, sorted(groups)
+    names: dict[str, int] = {}
+    codes = np.fromiter((names.setdefault(systems.get(i, ""), len(names)) for i in ids.tolist()),
+                        dtype=np.int64, count=len(ids))
+    # By group (in order of the groups' names), then least assigned first, seeded tie-break.
+    rank = np.empty(len(names), dtype=np.int64)
+    rank[[names[g] for g in sorted(names)]] = np.arange(len(names))
+    order = np.lexsort((rng.random(len(ids)), count, full, rank[codes]))
+    starts = np.searchsorted(rank[codes][order], np.arange(len(names) + 1))
+    size = np.diff(starts)
+    room = np.bincount(rank[codes], weights=np.maximum(k - count, 0),
+                       minlength=len(names)).astype(np.int64)
+    quota = np.zeros(len(names), dtype=np.int64)
+    left, open_groups = m, list(range(len(names)))
     while left and open_groups:
         share = left // len(open_groups)
-        small = [g for g in open_groups if len(groups[g]) - quota[g] <= share]
+        small = [g for g in open_groups if size[g] - quota[g] <= share]
         if small and share:
             for g in small:
-                left -= len(groups[g]) - quota[g]
-                quota[g] = len(groups[g])
+                left -= int(size[g] - quota[g])
+                quota[g] = size[g]
             open_groups = [g for g in open_groups if g not in small]
             continue
         for g in open_groups:
@@ -181,14 +187,17 @@ def _systems_choose(ids: np.ndarray, count: np.ndarray, full: np.ndarray, *, m: 
         # The shares left over: to the groups with the most places left to fill (so that
         # over participants every system is shown as often as its items need), then whose next
         # item is least assigned.
-        keys = [(bool(full[groups[g][quota[g]]]), -room[g], int(count[groups[g][quota[g]]]),
-                 rng.random(), g) for g in open_groups if quota[g] < len(groups[g])]
-        for *_, g in sorted(keys)[:left]:
+        nexts = {g: int(order[starts[g] + quota[g]]) for g in open_groups if quota[g] < size[g]}
+        keys = sorted((bool(full[i]), -int(room[g]), int(count[i]), rng.random(), g)
+                      for g, i in nexts.items())
+        for *_, g in keys[:left]:
             quota[g] += 1
             left -= 1
-        open_groups = [g for g in open_groups if quota[g] < len(groups[g])]
-    chosen = sorted(index for g, members in groups.items() for index in members[:quota[g]])
-    return ids[np.asarray(chosen, dtype=np.int64)]
+        open_groups = [g for g in open_groups if quota[g] < size[g]]
+    chosen: np.ndarray = np.concatenate([order[starts[g]:starts[g] + quota[g]]
+                                         for g in range(len(names))])
+    picked: np.ndarray = ids[np.sort(chosen)]
+    return picked
 
 
 def _blocks_choose(ids: np.ndarray, count: np.ndarray, full: np.ndarray, *, m: int,
@@ -241,67 +250,103 @@ def _spread_order(chosen: np.ndarray, *, sources: Mapping[int, str],
     """Order the chosen items so that no two outputs of one source are adjacent where the
     numbers allow (``spread``), at random otherwise.
 
-    A random sequential draw: at each place, a source is drawn with a probability proportional
-    to its items left, among those that keep the rest arrangeable (r items left with no two of a
-    source adjacent and not starting with the source just placed need every source's count at
-    most (r + 1) / 2, and the source just placed at most r / 2); an item without a source may
-    go anywhere. Where no draw keeps it arrangeable (a source has more than half the items),
+    A random sequential draw: at each place, an item is drawn uniformly among those left whose
+    source is not the one just placed, as long as the rest stays arrangeable (r items left with
+    no two of a source adjacent and not starting with the source just placed need every source's
+    count at most (r + 1) / 2, and the source just placed at most r / 2); an item without a
+    source may go anywhere. While the largest source holds fewer than half the items left every
+    draw keeps that (one draw, O(1)); near the end of a skewed order the sources that keep it are
+    found first. Where no draw keeps it arrangeable (a source has more than half the items),
     the largest source other than the last one placed is taken, which leaves the fewest
     adjacent pairs.
     """
     names: dict[str, int] = {}
-    pools: list[list[int]] = []
-    free: list[int] = []
-    for item in rng.permutation(chosen).tolist():
+    of: dict[int, int] = {}  # item -> its source's index; -1: no source
+    for item in chosen.tolist():
         source = sources.get(int(item))
-        if source is None:
-            free.append(int(item))
-            continue
-        if source not in names:
-            names[source] = len(pools)
-            pools.append([])
-        pools[names[source]].append(int(item))
-    left = np.array([len(p) for p in pools], dtype=np.int64)
+        of[int(item)] = -1 if source is None else names.setdefault(source, len(names))
+    n_sources = len(names)
+    # Plain lists: the draw touches one element at a time, where numpy's scalars cost more.
+    left = [0] * n_sources
+    pools: list[list[int]] = [[] for _ in range(n_sources + 1)]  # the last: no source
+    flat = [int(i) for i in rng.permutation(chosen).tolist()]
+    for item in flat:
+        pools[of[item]].append(item)  # index -1: the pool without a source
+        if of[item] >= 0:
+            left[of[item]] += 1
+    flat_at = {item: k for k, item in enumerate(flat)}
+    pool_at = {item: k for pool in pools for k, item in enumerate(pool)}
+    m1 = max(left, default=0)
+    buckets = [0] * (m1 + 1)  # buckets[c]: the number of sources with c items left
+    for count in left:
+        buckets[count] += 1
+
+    def take(item: int) -> int:
+        """Remove ``item`` from what is left (swap with the last, O(1)); return its source."""
+        for seq, at in ((flat, flat_at), (pools[of[item]], pool_at)):
+            k = at.pop(item)
+            moved = seq.pop()
+            if moved != item:
+                seq[k] = moved
+                at[moved] = k
+        source = of[item]
+        if source >= 0:
+            buckets[left[source]] -= 1
+            left[source] -= 1
+            buckets[left[source]] += 1
+        return source
+
     out: list[int] = []
     last = -1
-    while left.sum() + len(free) > 0:
-        r = int(left.sum()) + len(free) - 1  # items left after this place
-        top = np.sort(left)[::-1]
-        m1, m2 = int(top[0]) if len(top) else 0, int(top[1]) if len(top) > 1 else 0
-        unique_top = (left == m1).sum() == 1
-        others = np.where((left == m1) & unique_top, m2, m1)  # the largest other source
-        ok = (left > 0) & (left - 1 <= r // 2) & (2 * others <= r + 1)
+    while flat:
+        r = len(flat) - 1  # items left after this place
+        while m1 > 0 and buckets[m1] == 0:
+            m1 -= 1
+        if 2 * m1 <= r - 1:  # any source but the last keeps the rest arrangeable
+            while True:
+                item = flat[int(rng.random() * len(flat))]
+                if of[item] < 0 or of[item] != last:
+                    break
+            out.append(item)
+            last = take(item)
+            continue
+        counts = np.asarray(left, dtype=np.int64)
+        top = np.sort(counts)[::-1]
+        m2 = int(top[1]) if len(top) > 1 else 0
+        unique_top = int((counts == m1).sum()) == 1
+        others = np.where((counts == m1) & unique_top, m2, m1)  # the largest other source
+        ok = (counts > 0) & (counts - 1 <= r // 2) & (2 * others <= r + 1)
         if last >= 0:
             ok[last] = False
-        weights = np.where(ok, left, 0).astype(float)
+        weights = np.where(ok, counts, 0).astype(float)
+        free = pools[-1]
         # A free item breaks the run: the rest then only needs every source at most (r + 1) / 2.
         free_weight = float(len(free)) if free and 2 * m1 <= r + 1 else 0.0
         total = weights.sum() + free_weight
         if total > 0:
             pick = rng.random() * total
             if pick < free_weight:
-                out.append(free.pop())
-                last = -1
-                continue
-            choice = int(np.searchsorted(np.cumsum(weights), pick - free_weight, side="right"))
-            choice = min(choice, len(left) - 1)
-            while weights[choice] == 0:  # a rounding at the edge: the previous source that may go
-                choice -= 1
+                choice = -1
+            else:
+                choice = int(np.searchsorted(np.cumsum(weights), pick - free_weight,
+                                             side="right"))
+                choice = min(choice, n_sources - 1)
+                while weights[choice] == 0:  # a rounding at the edge: a source that may go
+                    choice -= 1
         else:  # not arrangeable: the largest source but the last, then a free item, then the last
-            candidates = np.where(left > 0, left, 0)
+            candidates = counts.copy()
             if last >= 0:
                 candidates[last] = 0
             if candidates.max(initial=0) > 0:
                 choice = int(np.argmax(candidates))
             elif free:
-                out.append(free.pop())
-                last = -1
-                continue
+                choice = -1
             else:
                 choice = last
-        out.append(pools[choice].pop())
-        left[choice] -= 1
-        last = choice
+        pool = pools[choice]
+        item = pool[int(rng.integers(len(pool)))]
+        out.append(item)
+        last = take(item)
     return out
 
 

@@ -20,6 +20,7 @@ from django.utils.dateparse import parse_datetime
 
 from analysis.selectors import item_record_count, latest_results
 from annotation.models import Answer, Response
+from annotation.selectors import event_list
 from jobs.selectors import job_status
 from studies.models import Item, Participant, Question, Study
 from studies.selectors import pseudonyms
@@ -27,7 +28,7 @@ from studies.selectors import pseudonyms
 from .models import ExportJob
 
 # Exports that grow with the number of responses; the others are small whatever the study.
-LARGE_WHATS = ("responses", "revisions", "matrix", "bundle", "labels", "gaps")
+LARGE_WHATS = ("responses", "revisions", "matrix", "bundle", "labels", "gaps", "events")
 READ_CHUNK = 5000  # rows per database round trip of .iterator()
 
 # The first ten columns are those of single-question exports before questions existed.
@@ -47,6 +48,9 @@ PREFIXES = (("metrics", "metric:"), ("features", "feature:"), ("meta", "meta:"))
 KNOWN_PREFIXES = (("gold", "gold:"), ("tolerance", "tolerance:"))
 SENTIMENT_META = ("sentiment_a", "sentiment_b")
 PSEUDONYM_COLUMNS = ("pseudonym", "source", "external_id", "label")
+# The keys of one line of the timing events export, in order (docs/exports.md).
+EVENT_COLUMNS = ("annotator", "item", "presentation", "position", "revision", "current", "seq",
+                 "event", "ms", "active_ms", "submitted_at")
 
 
 def export_is_large(*, study: Study, what: str) -> bool:
@@ -96,6 +100,19 @@ JOIN {item} item ON item.id = r.item_id
 WHERE p.study_id = %s
 ORDER BY MIN(r.id) OVER (PARTITION BY r.participant_id), r.position IS NULL, r.position,
          r.presentation, r.revision, question.position
+"""
+
+
+# Every response (each revision) with its raw timing events, in the order of the revisions export.
+_EVENTS_SQL = """
+SELECT r.participant_id, item.external_id, r.presentation, r.position, r.revision, r.is_current,
+       r.active_ms, r.received_at, r.events
+FROM {response} r
+JOIN {participant} p ON p.id = r.participant_id
+JOIN {item} item ON item.id = r.item_id
+WHERE p.study_id = %s
+ORDER BY MIN(r.id) OVER (PARTITION BY r.participant_id), r.position IS NULL, r.position,
+         r.presentation, r.revision
 """
 
 
@@ -172,6 +189,28 @@ def revision_rows(*, study: Study, labels: bool = False) -> Iterator[tuple[objec
         row = (names[pid], item, presentation, position, revision, bool(current), question,
                value, missing, comment, active_ms, _aware(received), source)
         yield (*row, system, item_source) if labels else row
+
+
+def event_rows(*, study: Study) -> Iterator[dict[str, Any]]:
+    """Yield one record per raw timing event of every response (each revision), keyed by
+    EVENT_COLUMNS: the annotator's pseudonym (never a token or platform id), the item's id, the
+    presentation, position and revision, whether the revision is current, the event's number in
+    its response (from 1), its kind (`shown`, `hidden`, `visible`, `select:…`, `answer`, …), its
+    time in ms since the item was shown, the response's active time and receipt time. A
+    response without events (an imported one) has no line. Two queries; memory holds one chunk
+    of responses."""
+    names = pseudonyms(study=study)
+    for (pid, item, presentation, position, revision, current, active_ms, received,
+         raw) in _stream(_EVENTS_SQL, [study.pk]):
+        events = event_list(raw)
+        if not events:
+            continue
+        submitted = _aware(received)
+        for seq, (kind, ms) in enumerate(events, start=1):
+            yield {"annotator": names[pid], "item": item, "presentation": presentation,
+                   "position": position, "revision": revision, "current": bool(current),
+                   "seq": seq, "event": kind, "ms": ms, "active_ms": active_ms,
+                   "submitted_at": submitted}
 
 
 # --- the annotator × item matrix ----------------------------------------------------------------
@@ -372,6 +411,8 @@ def export_row_estimate(*, study: Study, what: str) -> int:
     for the bundle): stored answers of every revision stand for responses and revisions."""
     if what == "results":
         return 1
+    if what == "events":  # a response holds a handful of events: shown, select, answer, …
+        return 5 * Response.objects.filter(participant__study=study).count()
     if what in ("labels", "gaps"):
         document = latest_results(study=study)
         section = "item_labels" if what == "labels" else "item_gaps"

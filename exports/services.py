@@ -41,6 +41,7 @@ from .selectors import (
     RESPONSE_COLUMNS,
     REVISION_COLUMNS,
     SYSTEM_SCORE_COLUMNS,
+    event_rows,
     export_job_file,
     export_job_target,
     export_row_estimate,
@@ -72,6 +73,7 @@ WHATS: dict[str, tuple[str, ...]] = {
     "labels": ("csv", "jsonl"),
     "gaps": ("csv", "jsonl"),
     "bundle": ("zip",),
+    "events": ("jsonl",),
 }
 # The columns of the `labels` export: one row per item × question × scale × method.
 LABEL_COLUMNS = ("item", "question", "scale", "method", "label", "probability", "entropy",
@@ -154,6 +156,8 @@ def export_open(*, study: Study, what: str, fmt: str | None = None,
         chunks = _matrix_chunks(study, tally)
     elif what == "items":
         chunks = _items_chunks(study, fmt, tally)
+    elif what == "events":
+        chunks = jsonl_chunks(tally("events", event_rows(study=study)))
     elif what == "results":
         chunks = iter([_json_bytes(document)])
     elif what == "labels":

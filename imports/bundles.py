@@ -100,7 +100,8 @@ def bundle_import(*, data: bytes, filename: str, owner: User,
                                                       f"exists{option}")])
     with transaction.atomic():
         study = study_create_from_definition(owner=owner, definition=definition)
-        n_items = items_import(study=study, data=members[ITEMS], filename=f"{name}/{ITEMS}")
+        n_items = items_import(study=study, data=members[ITEMS], filename=f"{name}/{ITEMS}",
+                               user=owner)
         if SCORES in members:  # a bundle of a study with system-level scores (docs/systems.md)
             system_scores_import(study=study, data=members[SCORES], filename=f"{name}/{SCORES}",
                                  user=owner,

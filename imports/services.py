@@ -145,6 +145,8 @@ def import_job_confirm(*, job: ImportJob, user: User | None,
     The kept file passes to the new job by one conditional UPDATE, so a double click imports
     once.
     """
+    if job.options.get("columns") == "pending":  # its columns are not mapped yet
+        raise Http404("The columns of this file are not mapped yet")
     folder = _checked(job)
     new = ImportJob.objects.create(
         study=job.study, created_by=user, what=job.what, filename=job.filename,
@@ -177,7 +179,7 @@ def import_job_execute(*, job_id: int) -> ImportJob:
     place, so the redelivered task starts again. Problems of the file fail the job with the
     list of them; any other error fails it too and propagates to Celery.
     """
-    job = ImportJob.objects.select_related("study").get(pk=job_id)
+    job = ImportJob.objects.select_related("study", "created_by").get(pk=job_id)
     if job.status in (Job.Status.DONE, Job.Status.FAILED):
         return job
     folder = _folder(job)
@@ -212,9 +214,13 @@ def import_job_execute(*, job_id: int) -> ImportJob:
                        f"{job.options['maps'].get(SYSTEM, SYSTEM)}.")
         elif job.what == ImportJob.What.ITEMS:
             count = items_import(study=job.study, data=(folder / DATA).read_bytes(),
-                                 filename=job.filename, progress=report)
+                                 filename=job.filename, progress=report,
+                                 user=job.created_by)
             labels = item_label_counts(study=job.study)
-            summary = {"items": count, **labels}
+            # the systems and sources only when the items name some: a study without them
+            # keeps the summary it always had
+            summary = {"items": count, **({k: v for k, v in labels.items() if any(
+                labels.values())})}
             message = (f"Imported {grouped(count)} items from {job.filename}"
                        f"{labels_phrase(labels)}.")
         else:
@@ -288,7 +294,10 @@ def _responses(job: ImportJob, folder: Path,
             study=job.study, data=data, filename=job.filename,
             fmt=options["fmt"], annotator_column=options.get("annotator_column") or None,
             meta_columns=options.get("meta_columns", ()), dry_run=job.dry_run,
-            progress=report, item_map=maps["item_map"], value_map=maps["value_map"])
+            progress=report, value_map=maps["value_map"],
+            # the on-screen column mapper's choices (imports.columns), as a hand-made map
+            item_map=options.get("item_map") or maps["item_map"],
+            ignore_columns=options.get("ignore_columns", ()))
 
 
 def _summary(summary: ImportSummary) -> dict[str, Any]:

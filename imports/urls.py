@@ -18,6 +18,9 @@ urlpatterns = [
     # upload's import. A small file's job runs in the request, a large one's by a worker.
     path("studies/<slug:slug>/imports/<int:job_id>/", views.import_job_detail,
          name="import_job"),
+    # A kept wide file's columns, mapped on screen before its check (imports.columns).
+    path("studies/<slug:slug>/imports/<int:job_id>/columns/", views.columns_view,
+         name="columns"),
     path("studies/<slug:slug>/imports/<int:job_id>/status.json", views.import_job_status_view,
          name="import_job_status"),
     path("studies/<slug:slug>/imports/<int:job_id>/confirm/", views.import_job_confirm_view,

@@ -1,6 +1,7 @@
 """The researcher's imports in the browser: items (at once, or by a background job for a large
 file), coreference items (a gold and a system file), responses collected elsewhere (upload →
-preview → confirm), a methods bundle replayed as a new study, and the page of an import job (its
+preview → confirm; a wide file's columns may first be mapped on screen, `imports.columns`), a
+methods bundle replayed as a new study, and the page of an import job (its
 progress, then its result or its problems).
 
 A response file, whatever its size, is kept as an `ImportJob` between its check (the preview, on
@@ -18,12 +19,13 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import UploadedFile
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from core.problems import Collector, InputError
+from core.responses.columns import USE_LABELS, USES, choice_clean, columns_guess
 from core.tabular import size_over_limit
 from jobs.selectors import job_status
 from studies.decorators import study_view
@@ -33,6 +35,13 @@ from studies.selectors import Role, item_label_counts, labels_phrase
 from studies.services import coref_items_import, items_import
 
 from .bundles import bundle_import
+from .columns import (
+    columns_apply,
+    columns_awaiting,
+    columns_items,
+    columns_read,
+    columns_upload,
+)
 from .forms import BundleImportForm, ResponseImportForm
 from .models import ImportJob
 from .services import (
@@ -88,7 +97,8 @@ def items_upload(request: HttpRequest, study: Study) -> HttpResponse:
                           {"study": study, "error": exc, "filename": upload.name}, status=400)
         return redirect("imports:import_job", slug=study.slug, job_id=job.pk)
     try:
-        count = items_import(study=study, data=upload.read(), filename=upload.name)
+        count = items_import(study=study, data=upload.read(), filename=upload.name,
+                             user=_user(request))
     except InputError as exc:
         return render(request, "studies/upload_errors.html",
                       {"study": study, "error": exc, "filename": upload.name}, status=400)
@@ -130,7 +140,8 @@ def coref_upload(request: HttpRequest, study: Study) -> HttpResponse:
     try:
         count = coref_items_import(study=study, gold=gold.read(), system=system.read(),
                                    gold_name=gold.name, system_name=system.name,
-                                   fmt=form.cleaned_data["format"], warnings=warnings)
+                                   fmt=form.cleaned_data["format"], warnings=warnings,
+                                   user=_user(request))
     except InputError as exc:
         return render(request, "studies/upload_errors.html",
                       {"study": study, "error": exc, "filename": gold.name}, status=400)
@@ -155,7 +166,20 @@ def responses_upload(request: HttpRequest, study: Study) -> HttpResponse:
     then its job's page previews it. A small file's problems are listed on this page."""
     form = ResponseImportForm(request.POST or None, request.FILES or None)
     error = None
-    if request.method == "POST" and form.is_valid():
+    mapper = request.POST.get("action") == "map"
+    if mapper and form.is_valid() and form.cleaned_data["format"] != "wide":
+        form.add_error("format", "The column mapper reads wide files (one row per annotator); "
+                                 "a long file's columns are fixed.")
+    if request.method == "POST" and mapper and form.is_valid():
+        try:  # keep the file, then map its columns on screen
+            job = columns_upload(study=study, user=_user(request),
+                                 upload=form.cleaned_data["file"],
+                                 value_map=form.cleaned_data["value_map"])
+        except InputError as exc:
+            error = exc
+        else:
+            return redirect("imports:columns", slug=study.slug, job_id=job.pk)
+    elif request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
             job = import_job_create(
@@ -179,11 +203,46 @@ def responses_upload(request: HttpRequest, study: Study) -> HttpResponse:
 
 
 @login_required
+@require_http_methods(["GET", "POST"])
+@study_view(need=Role.EDITOR)
+def columns_view(request: HttpRequest, study: Study, job_id: int) -> HttpResponse:
+    """Map each column of a kept wide file (item and question, annotator id, metadata, ignore),
+    guessed from the headers; a valid mapping starts the file's check, whose page previews it.
+    Every problem is listed with its column, the file kept to map again."""
+    job = get_object_or_404(ImportJob, pk=job_id, study=study, what=ImportJob.What.RESPONSES)
+    if not columns_awaiting(job):
+        raise Http404("This file was already mapped, cancelled or deleted")
+    columns, error = columns_read(job=job), None
+    ids, texts = columns_items(study=study)
+    if request.method == "POST":
+        choices = [choice_clean(use=request.POST.get(f"use-{c.number}", ""),
+                                item=request.POST.get(f"item-{c.number}", ""),
+                                question=request.POST.get(f"question-{c.number}", ""))
+                   for c in columns]
+        try:
+            check = columns_apply(job=job, user=_user(request), choices=choices)
+        except InputError as exc:
+            error = exc
+        else:
+            return redirect("imports:import_job", slug=study.slug, job_id=check.pk)
+    else:
+        choices = columns_guess([c.header for c in columns], items=texts,
+                                questions={q.key: q.prompt for q in study.question_list})
+    return render(request, "imports/columns.html", {
+        "study": study, "job": job, "error": error, "rows": list(zip(columns, choices, strict=True)),
+        "uses": [(use, USE_LABELS[use]) for use in USES], "item_ids": ids,
+        "questions": study.question_list,
+    }, status=400 if error else 200)
+
+
+@login_required
 @require_GET
 @study_view(need=Role.EDITOR)
 def import_job_detail(request: HttpRequest, study: Study, job_id: int) -> HttpResponse:
     """A background import: its progress (js/jobs.js polls), then its result or its problems."""
     job = get_object_or_404(ImportJob, pk=job_id, study=study)
+    if columns_awaiting(job):  # a kept file whose columns are not mapped yet
+        return redirect("imports:columns", slug=study.slug, job_id=job.pk)
     return render(request, "imports/import_job.html", {
         "study": study, "job": job, "status": job_status(job=job),
         "error": import_job_problems(job=job),

@@ -412,7 +412,8 @@ class ItemViewSet(StudyScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelM
         if upload.size > limit:
             raise ValidationError({"file": [size_over_limit(upload.size, limit=limit)]})
         try:
-            n = items_import(study=study, data=upload.read(), filename=upload.name or "items")
+            n = items_import(study=study, data=upload.read(), filename=upload.name or "items",
+                             user=request.user)
         except InputError as exc:
             return problems_response(exc)
         return Response({"imported": n}, status=status.HTTP_201_CREATED)

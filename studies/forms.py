@@ -29,6 +29,11 @@ class StudyCreateForm(forms.Form):
     duplicate_min_gap = forms.IntegerField(min_value=2, initial=5,
                                            help_text="Positions between an item and its repeat.")
     seed = forms.IntegerField(initial=0)
+    source_order = forms.ChoiceField(
+        label="Outputs of one source", choices=Study.SourceOrder.choices,
+        initial=Study.SourceOrder.SPREAD, required=False,
+        help_text="For items that name a source: spread apart, or one after "
+                  "the other.")
     instructions = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False,
                                    help_text="Markdown.")
     consent = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False,

@@ -312,6 +312,9 @@ class StudyEvent(models.Model):
         CLONE = "clone", _("Cloned")
         INVITE = "invite", _("Invitation links created")
         CONTROLS = "controls", _("Random control pairs added")
+        ITEMS = "items", _("Items uploaded")
+        SYSTEM_SCORES = "system_scores", _("System-level scores imported")
+        SYSTEM_SCORES_DELETE = "system_scores_delete", _("System-level scores deleted")
 
     study = models.ForeignKey(Study, null=True, blank=True, on_delete=models.SET_NULL,
                               related_name="events")

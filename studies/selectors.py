@@ -97,14 +97,21 @@ def item_filter(items: QuerySet[Item], *, system: str | None = None,
     return items
 
 
-def item_labels(*, study: Study) -> dict[str, list[str]]:
-    """The systems and the sources the study's items name, each sorted: ``{"systems": [...],
-    "sources": [...]}`` (empty lists for a study without them). Two queries over the
-    (study, system, source) index."""
+LABELS_LISTED = 500  # the systems and sources a page lists (a filter box takes any other)
+
+
+def item_labels(*, study: Study, limit: int = LABELS_LISTED) -> dict[str, Any]:
+    """The systems and the sources the study's items name, each sorted and at most ``limit``
+    of them (``systems``, ``sources``), and how many there are (``n_systems``, ``n_sources``);
+    empty lists and 0 for a study without them. Three queries over the (study, system, source)
+    index."""
     def distinct(name: str) -> list[str]:
         return list(study.items.exclude(**{name: ""}).order_by(name)
-                    .values_list(name, flat=True).distinct())
-    return {"systems": distinct("system"), "sources": distinct("source")}
+                    .values_list(name, flat=True).distinct()[:limit])
+    counts = item_label_counts(study=study)
+    return {"systems": distinct("system") if counts["systems"] else [],
+            "sources": distinct("source") if counts["sources"] else [],
+            "n_systems": counts["systems"], "n_sources": counts["sources"]}
 
 
 def item_label_counts(*, study: Study) -> dict[str, int]:

@@ -6,8 +6,10 @@ Contract (`import_responses`; user guide in docs/importing-responses.md):
   is an item id, or is mapped to one by the item map (CSV `column,item`), is an item; the k-th
   column of the same item is that annotator's presentation k (2 = the duplicate). A study of
   several questions names a column `item:question` (split on the last colon; question keys are
-  slugs), the k-th column of the same item and question being presentation k. Columns
-  named in `meta_columns` become participant metadata; any other column is an error. Rows of
+  slugs), the k-th column of the same item and question being presentation k; the item map
+  may name the question too (target `item:question`). Columns named in `meta_columns` become
+  participant metadata, those in `ignore_columns` are read by nothing; any other column is an
+  error. `core.responses.columns` guesses and checks an on-screen mapping of the columns. Rows of
   the same annotator merge, the last non-blank answer winning.
 - long: `annotator,item,value[,question,missing,comment,duration_ms,position]`, one row per
   answer to one question (`question` may be left out when the study asks one question); the

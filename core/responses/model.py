@@ -208,13 +208,21 @@ def _value_map(read: _MapRows, scale: Sequence[float]) -> dict[str, float]:
     return out
 
 
-def _item_map(read: _MapRows, items: Iterable[str]) -> dict[str, str]:
+def _item_map(read: _MapRows, items: Iterable[str],
+              questions: Sequence[str] = ()) -> dict[str, str]:
+    """Return the item map (column -> item id); with ``questions`` (a wide file), a target may
+    also name the question, ``item:question`` (split on the last colon, an item id first)."""
     pairs, where = read
     known = set(items)
     out: dict[str, str] = {}
     for line, column, item in pairs:
-        if item not in known:
+        head, colon, key = item.rpartition(":")
+        if item not in known and not (questions and colon and head in known):
             where.add(f"{item!r} is not an item id of this study", line=line, column="item")
+            continue
+        if item not in known and key not in questions:
+            where.add(f"{item!r}: {key!r} is not a question of this study (its questions: "
+                      f"{', '.join(questions)})", line=line, column="item")
             continue
         if column in out and out[column] != item:
             where.add(f"column {_short(column)!r} is already mapped to {out[column]!r}",

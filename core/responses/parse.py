@@ -47,6 +47,7 @@ def responses_parse(
     item_map: Upload | Mapping[str, str] | None = None,
     value_map: Upload | Mapping[str, str] | None = None,
     meta_columns: Sequence[str] = (),
+    ignore_columns: Sequence[str] = (),
     max_bytes: int,
     limits: Limits = DEFAULT_LIMITS,
     warnings: list[str] | None = None,
@@ -58,6 +59,7 @@ def responses_parse(
     `InputError` listing every problem of the map files, then of the file. What is accepted but
     worth saying (the export's columns a long file carries and the import does not read, answers
     to a third or later presentation of an item) is appended to `warnings` when given.
+    `ignore_columns` (wide) are columns read by nothing (a respondent's name, a second e-mail).
     """
     errors = Collector(filename)
     if fmt not in FORMATS:
@@ -69,7 +71,7 @@ def responses_parse(
                           max_bytes=max_bytes, limits=limits)
     value_read = _read_map(value_map, kind="value map", header=("label", "value"),
                            max_bytes=max_bytes, limits=limits)
-    imap = _item_map(item_read, items)
+    imap = _item_map(item_read, items, list(scales) if fmt == "wide" else ())
     vmap = _value_map(value_read, sorted({float(v) for s in scales.values() for v in s}))
     known = _Questions(scales, vmap)
     existing = set(existing_annotators)
@@ -79,11 +81,17 @@ def responses_parse(
                                                limits=limits, min_columns=2)
     if grid is not None:
         header, rows = grid.header, grid.rows
-        if header:
-            reader = _parse_wide if fmt == "wide" else _parse_long
-            annotators = reader(header, rows, errors, items=set(items), item_map=imap,
-                                questions=known, annotator_column=annotator_column,
-                                meta_columns=[_norm(m) for m in meta_columns if _norm(m)])
+        if ignore_columns and fmt != "wide":
+            errors.add("only a wide file ignores columns (a long file's columns are fixed)")
+        if header and fmt == "wide":
+            annotators = _parse_wide(header, rows, errors, items=set(items), item_map=imap,
+                                     questions=known, annotator_column=annotator_column,
+                                     meta_columns=[_norm(m) for m in meta_columns if _norm(m)],
+                                     ignore_columns={_norm(c) for c in ignore_columns})
+        elif header:
+            annotators = _parse_long(header, rows, errors, items=set(items), item_map=imap,
+                                     questions=known, annotator_column=annotator_column,
+                                     meta_columns=[_norm(m) for m in meta_columns if _norm(m)])
             if not rows and not errors:
                 errors.add("the file has a header but no rows")
             if fmt == "long" and warnings is not None:
@@ -110,8 +118,12 @@ def _wide_column(name: str, *, items: Set[str], item_map: Mapping[str, str],
                  questions: _Questions) -> tuple[str, str] | str:
     """Return (item, question key) of a wide column, or why it is not one."""
     if name in item_map or name in items:
+        target = item_map.get(name, name)
+        if target not in items:  # the item map named the question too: item:question
+            head, _, key = target.rpartition(":")
+            return head, key
         if questions.single is not None:
-            return item_map.get(name, name), questions.single
+            return target, questions.single
         return (f"column {_short(name)!r} names an item but no question: this study asks "
                 f"several questions, name it {_short(name)}:<question> ({questions.shown})")
     head, colon, key = name.rpartition(":")
@@ -125,7 +137,8 @@ def _wide_column(name: str, *, items: Set[str], item_map: Mapping[str, str],
 
 def _parse_wide(header: Sequence[str], rows: Sequence[Row], errors: Collector, *,
                 items: Set[str], item_map: Mapping[str, str], questions: _Questions,
-                annotator_column: str | None, meta_columns: Sequence[str]) -> list[Annotator]:
+                annotator_column: str | None, meta_columns: Sequence[str],
+                ignore_columns: Set[str] = frozenset()) -> list[Annotator]:
     if not annotator_column:
         errors.add("the wide format needs the annotator column (--annotator-column NAME)")
         return []
@@ -148,6 +161,8 @@ def _parse_wide(header: Sequence[str], rows: Sequence[Row], errors: Collector, *
                 errors.add(f"meta column {_short(name)!r} appears twice", line=1, column=column)
             meta_at[index] = name
             meta_found.add(name)
+            continue
+        if name in ignore_columns:
             continue
         if name == want:
             errors.add(f"the annotator column {want!r} appears twice", line=1, column=column)

@@ -186,9 +186,7 @@ def system_scores(
     for k in range(n_systems):
         if bounds[k + 1] > bounds[k]:
             median[k] = float(np.median(values[bounds[k]:bounds[k + 1]]))
-    draws = rng.integers(0, n_blocks, size=(n_boot, n_blocks)) if n_blocks else \
-        np.zeros((n_boot, 0), np.int64)
-    c = _draw_counts(draws, n_blocks)
+    c = _resample_counts(rng, n_boot, n_blocks)
     if resampling == "sources":
         with np.errstate(invalid="ignore", divide="ignore"):
             boot = (c @ sums) / (c @ counts)
@@ -216,11 +214,19 @@ def system_scores(
                         rank_high, boot, c, resampling, reason)
 
 
-def _draw_counts(draws: IntArray, n: int) -> FloatArray:
-    """Return how many times each of ``n`` units was drawn in each row of ``draws``."""
-    rows = draws.shape[0]
-    flat = (np.arange(rows)[:, None] * n + draws).ravel()
-    return np.bincount(flat, minlength=rows * n).astype(float).reshape(rows, n)
+def _resample_counts(rng: np.random.Generator, n_boot: int, n: int) -> FloatArray:
+    """Return how many times each of ``n`` units is drawn in each of ``n_boot`` resamples of
+    ``n`` draws with replacement (resamples × units), a block of resamples at a time."""
+    out = np.zeros((n_boot, n))
+    if n == 0:
+        return out
+    step = max(1, _BLOCK_CELLS // n)
+    for lo in range(0, n_boot, step):
+        hi = min(n_boot, lo + step)
+        draws = rng.integers(0, n, size=(hi - lo, n))
+        flat = (np.arange(hi - lo)[:, None] * n + draws).ravel()
+        out[lo:hi] = np.bincount(flat, minlength=(hi - lo) * n).reshape(hi - lo, n)
+    return out
 
 
 def _two_way(system: IntArray, block: IntArray, c: FloatArray,
@@ -235,9 +241,7 @@ def _two_way(system: IntArray, block: IntArray, c: FloatArray,
     n_items, n_boot = system.size, c.shape[0]
     names, annotator = np.unique(annotator, return_inverse=True)
     n_ann = names.size
-    a_draws = rng.integers(0, n_ann, size=(n_boot, n_ann)) if n_ann else \
-        np.zeros((n_boot, 0), np.int64)
-    w = _draw_counts(a_draws, n_ann)
+    w = _resample_counts(rng, n_boot, n_ann)
     # answer → item (sum over answers) and item → system (sum over items) as sparse matrices.
     to_item = sparse.csr_matrix((np.ones(item.size), (item, np.arange(item.size))),
                                 shape=(n_items, item.size))

@@ -9,8 +9,9 @@
 // "(table)". A box that fits again (a wider window) loses them, so that a desktop page keeps no
 // useless tab stop.
 //
-// Checked when the page has loaded, when the window is resized and whenever the page changes (a
-// chart drawn, an htmx swap); the boxes' focus outline is in css/concord.css.
+// Checked when the page has loaded, whenever the page changes (a chart drawn, an htmx swap) and
+// whenever a box changes size (a <details> opened, the window resized); the boxes' focus outline
+// is in css/concord.css.
 (function () {
   "use strict";
 
@@ -82,8 +83,21 @@
     }
   }
 
+  // A box also changes size without any change to the page's elements: a <details> opened, a
+  // font loaded, a window resized. Each box is watched once.
+  const watched = new WeakSet();
+  const sizes = typeof ResizeObserver === "function" ? new ResizeObserver(function (entries) {
+    entries.forEach(function (entry) { update(entry.target); });
+  }) : null;
+
   function updateAll() {
-    document.querySelectorAll(BOXES).forEach(update);
+    document.querySelectorAll(BOXES).forEach(function (box) {
+      if (sizes && !watched.has(box)) {
+        watched.add(box);
+        sizes.observe(box);
+      }
+      update(box);
+    });
   }
 
   let pending = false;
@@ -99,6 +113,7 @@
   function start() {
     updateAll();
     window.addEventListener("resize", later);
+    document.addEventListener("toggle", later, true);  // a <details> opened or closed
     // Our own attribute changes are not watched (attributes: false): no loop.
     new MutationObserver(function () {
       updateAll();

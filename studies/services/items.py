@@ -33,14 +33,16 @@ from .lifecycle import study_event, study_writable
 
 
 def items_import(*, study: Study, data: bytes, filename: str, max_bytes: int | None = None,
-                 progress: Callable[[float, str], None] | None = None) -> int:
+                 progress: Callable[[float, str], None] | None = None,
+                 user: User | None = None) -> int:
     """Validate an item file completely, then store every item in one transaction.
 
     `max_bytes` is the size limit (the browser's upload limit by default). On PostgreSQL the
     file is checked row by row and streamed with COPY (`studies.bulk`: memory does not grow with
     the rows), elsewhere parsed whole and stored with `bulk_create`; both store the same rows.
     `progress(fraction, message)`, when given, is told how far it has come. Raises `InputError`
-    listing every problem; nothing is written then.
+    listing every problem; nothing is written then. The history records the upload (how many
+    items, the file's name) with `user`.
     """
     study_writable(study)
     if study.status != Study.Status.DRAFT:
@@ -50,8 +52,10 @@ def items_import(*, study: Study, data: bytes, filename: str, max_bytes: int | N
     questions = {q.key: tuple(q.domain) for q in study.questions.all()}
     if _loads_with_copy():
         with transaction.atomic():
-            return items_import_copy(study=study, data=data, filename=filename, max_bytes=limit,
-                                     questions=questions, progress=progress)
+            count = items_import_copy(study=study, data=data, filename=filename, max_bytes=limit,
+                                      questions=questions, progress=progress)
+            _items_event(study=study, user=user, count=count, files=[filename])
+            return count
     existing = set(study.items.values_list("external_id", flat=True))
     rows = items_parse(data, filename=filename, display=study.display, existing_ids=existing,
                        max_bytes=limit, questions=questions)
@@ -85,7 +89,15 @@ def items_import(*, study: Study, data: bytes, filename: str, max_bytes: int | N
             )
             for n, row in enumerate(rows)
         )
+        _items_event(study=study, user=user, count=len(rows), files=[filename])
     return len(rows)
+
+
+def _items_event(*, study: Study, user: User | None, count: int, files: list[str]) -> None:
+    """Record an item upload in the history: how many items, from which file(s) (the name
+    only, never a server path)."""
+    study_event(study=study, user=user, action="items", count=count,
+                files=[PurePath(name).name[:200] for name in files])
 
 
 def _loads_with_copy() -> bool:
@@ -101,6 +113,7 @@ def coref_items_import(
     system_name: str,
     fmt: str,
     warnings: Collector | None = None,
+    user: User | None = None,
 ) -> int:
     """Validate a gold and a system coreference file completely, then store one item per document.
 
@@ -173,6 +186,7 @@ def coref_items_import(
         for n, item in enumerate(items):
             item.position = start + n
         Item.objects.bulk_create(items)
+        _items_event(study=study, user=user, count=len(items), files=[gold_name, system_name])
     return len(items)
 
 

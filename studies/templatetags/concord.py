@@ -1,3 +1,6 @@
+from collections.abc import Callable
+from typing import Any
+
 from django import template
 from django.utils.safestring import mark_safe
 
@@ -71,13 +74,67 @@ def known_answers(item: object) -> str:
     return "; ".join(parts)
 
 
+def _joined(value: object) -> str:
+    """A list as words ("questions, title"), anything else as it reads."""
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value) or "—"
+    return str(value)
+
+
+def _counted(n: object, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+# How each action's detail reads (studies.services.lifecycle.study_event writes it); a key no
+# sentence names is listed after it as "key: value", so nothing recorded is ever hidden.
+_EVENT_WORDS: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any]], str]]] = {
+    "settings": (("fields",), lambda d: f"changed: {_joined(d['fields'])}"),
+    "item_edit": (("item", "fields"),
+                  lambda d: f"item {d['item']}, changed: {_joined(d['fields'])}"),
+    "item_delete": (("item",), lambda d: f"item {d['item']}"),
+    "items": (("count", "files"),
+              lambda d: f"{_counted(d['count'], 'item', 'items')} from {_joined(d['files'])}"),
+    "invite": (("count",), lambda d: _counted(d["count"], "new link", "new links")),
+    "controls": (("count",), lambda d: _counted(d["count"], "pair", "pairs")),
+    "member_add": (("researcher", "role"), lambda d: f"{d['researcher']} as {d['role']}"),
+    "member_remove": (("researcher", "role"),
+                      lambda d: f"{d['researcher']} (was {d['role']})"),
+    "member_change": (("researcher", "from", "to"),
+                      lambda d: f"{d['researcher']}: {d['from']} → {d['to']}"),
+    "exclude": (("pseudonym",), lambda d: f"annotator {d['pseudonym']}"),
+    "include": (("pseudonym",), lambda d: f"annotator {d['pseudonym']}"),
+    "system_scores": (("rows", "metrics"),
+                      lambda d: f"{_counted(d['rows'], 'score', 'scores')} of "
+                                f"{_joined(d['metrics'])}"),
+    "system_scores_delete": (("rows", "metric"),
+                             lambda d: f"{_counted(d['rows'], 'score', 'scores')} of "
+                                       f"{d['metric']}"),
+    "delete": (("items", "participants"),
+               lambda d: f"{_counted(d['items'], 'item', 'items')}, "
+                         f"{_counted(d['participants'], 'participant', 'participants')}"),
+}
+_TRANSITION: tuple[tuple[str, ...], Callable[[dict[str, Any]], str]] = (
+    ("from", "to"), lambda d: f"{d['from']} → {d['to']}")
+
+
 @register.filter
-def event_detail(detail: dict[str, object]) -> str:
-    """A history entry's detail as words: "fields: questions, title; count: 3" (a list is
-    joined, never shown as Python writes it)."""
+def event_detail(event: Any) -> str:
+    """A history entry's detail in words: "changed: questions, title", "12 items from
+    items.csv", "draft → open" (a list is joined, never shown as Python writes it).
+
+    Takes the entry (its action picks the sentence) or, for older callers, its detail alone."""
+    action, detail = ((getattr(event, "action", ""), event.detail)
+                      if hasattr(event, "detail") else ("", event))
+    detail = dict(detail or {})
+    rule = _EVENT_WORDS.get(action)
+    if rule is None and {"from", "to"} <= detail.keys():
+        rule = _TRANSITION
     parts = []
-    for key, value in (detail or {}).items():
-        if isinstance(value, (list, tuple)):
-            value = ", ".join(str(v) for v in value) or "—"
-        parts.append(f"{str(key).replace('_', ' ')}: {value}")
+    if rule is not None and all(k in detail for k in rule[0]):
+        keys, words = rule
+        parts.append(words(detail))
+        for key in keys:
+            detail.pop(key)
+    for key, value in detail.items():
+        parts.append(f"{str(key).replace('_', ' ')}: {_joined(value)}")
     return "; ".join(parts)

@@ -64,7 +64,7 @@ def items_upload(request: HttpRequest, study: Study) -> HttpResponse:
     return _list_page(request, "studies/items.html", "studies/_items_results.html", {
         "study": study, "page": page, "q": query, "labels": labels, "chosen": chosen,
         "filters": urlencode(filters),
-        "n_system_scores": study.system_scores.count() if labels["systems"] else 0,
+        "n_system_scores": study.system_scores.count() if labels["n_systems"] else 0,
         "can_change": _items_changeable(study),
         "total": study.items.count(),
         "roles": item_roles(study=study),

@@ -55,7 +55,7 @@ def system_scores_page(request: HttpRequest, study: Study) -> HttpResponse:
     table = system_scores(study=study)
     return render(request, "studies/system_scores.html", {
         "study": study, "form": form, "error": error, "table": table,
-        "systems": item_labels(study=study)["systems"],
+        "systems": item_labels(study=study, limit=3)["systems"],
         "can_change": Membership.allows(study.role, Role.EDITOR) and not study.is_archived,
         "max_size": filesizeformat(settings.CONCORD_MAX_UPLOAD_BYTES),
     }, status=400 if error else 200)

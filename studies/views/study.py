@@ -34,6 +34,7 @@ from ..forms import (
 from ..models import Membership, Study
 from ..selectors import (
     Role,
+    item_label_counts,
     participant_progress,
     study_definition,
     study_list,
@@ -75,7 +76,8 @@ def study_new(request: HttpRequest) -> HttpResponse:
                 design={"items_per_participant": data["items_per_participant"],
                         "annotators_per_item": data["annotators_per_item"],
                         "duplicates": data["duplicates"],
-                        "duplicate_min_gap": data["duplicate_min_gap"], "seed": data["seed"]},
+                        "duplicate_min_gap": data["duplicate_min_gap"], "seed": data["seed"],
+                        "source_order": data["source_order"] or Study.SourceOrder.SPREAD},
             )
         except InputError as exc:
             for problem in exc.problems:
@@ -102,6 +104,7 @@ def study_detail(request: HttpRequest, study: Study) -> HttpResponse:
         "is_owner": Membership.allows(study.role, Role.OWNER),
         "n_items": n_items,
         "n_controls": study.items.filter(is_control=True).count(),
+        "labels": item_label_counts(study=study),
         "participants": participants,
         "n_complete": sum(p.is_complete for p in participants),
         "upload_form": ItemUploadForm(),

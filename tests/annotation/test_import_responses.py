@@ -498,3 +498,17 @@ def test_the_page_never_reports_an_oversized_file_as_the_size_of_the_limit(
     page = upload(alice_client, study, data=b"annotator,item,value\n" + b"w,p1,1\n" * 140)
     assert page.status_code == 400
     assert ("the file is 1\u202f001 bytes; the limit is 1\u202f000 bytes" in page.content.decode())
+
+
+def test_the_command_ignores_the_columns_it_is_told_to(study, tmp_path):
+    """--ignore-columns: a column read by nothing, neither an error nor metadata."""
+    path = tmp_path / "form.csv"
+    path.write_bytes(b"Email address,Your name,p1\nzoe@example.org,Zoe,3\n")
+    out = io.StringIO()
+    call_command("import_responses", study.slug, str(path), "--format", "wide",
+                 "--annotator-column", "Email address", "--ignore-columns", "Your name",
+                 stdout=out)
+    assert "Imported 1 answers of 1 annotators" in out.getvalue()
+    assert Participant.objects.get(study=study, external_id="zoe@example.org").meta == {}
+    error = rejected(study, path.read_bytes(), fmt="wide", annotator_column="Email address")
+    assert "unknown column 'Your name'" in str(error)

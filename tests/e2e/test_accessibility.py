@@ -9,8 +9,8 @@ One browser, one set of studies: the researcher's pages (lists, study, items, pa
 sharing, settings, definition, imports, exports, tokens, history, a dashboard of each kind with a
 finished analysis, an annotator's results, every method page, login, password reset, 403 and 404)
 and the annotator's (consent, instructions, the item page of each display kind, screening, every
-end page, the open link's consent, preview and 429 pages). Every violation of every page is
-collected first, so that one run lists them all.
+end page, the open link's consent, preview and 429 pages), each with its folded parts unfolded.
+Every violation of every page is collected first, so that one run lists them all.
 """
 
 from __future__ import annotations
@@ -51,6 +51,12 @@ SETTLED = """() => [...document.querySelectorAll('figure.chart[data-chart-spec]'
     f => ['rendered', 'error'].includes(f.dataset.chartState))
   && (!document.getElementById('answer-form')
       || document.getElementById('answer-form').dataset.ready === 'true')"""
+# Open every folded part (<details>) so that what it holds is checked too, then let a frame pass
+# (a box that now scrolls sideways becomes a tab stop: js/scroll-regions.js).
+UNFOLD = """() => new Promise(done => {
+  document.querySelectorAll('details:not([open])').forEach(d => { d.open = true; });
+  requestAnimationFrame(() => requestAnimationFrame(done));
+})"""
 RUN_AXE = """async tags => {
   const result = await axe.run(document, {runOnly: {type: 'tag', values: tags},
                                           resultTypes: ['violations']});
@@ -76,6 +82,7 @@ class Audit:
         if response is not None and status is not None:
             assert response.status == status, (name, page.url, response.status)
         page.wait_for_function(SETTLED, timeout=30_000)
+        page.evaluate(UNFOLD)
         if not page.evaluate("() => typeof axe !== 'undefined'"):
             page.evaluate(self.source)
         violations = page.evaluate(RUN_AXE, TAGS)
@@ -130,12 +137,22 @@ def _setup(live_server, django_user_model):
     for study in (coref, pair, summeval, systems):
         analysis_run_execute(run_id=analysis_run_create(study=study, enqueue=False).pk)
     member_add(study=coref, username="alice", role="viewer", user=None)
+    # A colleague invited by e-mail who has not chosen a password yet (the sharing page says so).
+    from studies.services.sharing import member_invite
+
+    member_invite(study=coref, email="carol@example.org", role="editor", user=user,
+                  site_url=live_server.url)
     probe = study_make(user, slug="probe", items="", open=False)
     screening = study_make(user, slug="screen",
                            items=SCREENED.format(q=probe.primary_question.key))
     plain = study_make(user, slug="plain", items=ITEMS_CSV)
     paused = study_make(user, slug="paused", items=ITEMS_CSV)
     crowd = study_make(user, slug="crowd", items=ITEMS_CSV)
+    # A study whose every place is taken: its open link says it is full.
+    full = study_make(user, slug="full", items=ITEMS_CSV, items_per_participant=0,
+                      annotators_per_item=1)
+    Participant.objects.filter(pk=participants_invite(study=full, count=1)[0].pk).update(
+        consented_at=timezone.now())
     token_create(user=user, name="laptop", days=30)
     import_job = import_job_create(
         study=plain, user=user, what="responses",
@@ -165,7 +182,8 @@ def _setup(live_server, django_user_model):
     analysis_run_create(study=plain, enqueue=False)  # its dashboard follows a queued run
     return {
         "user": DEMO_USER, "coref": coref, "pair": pair, "summeval": summeval,
-        "screening": screening, "plain": plain, "systems": systems, "probe": probe, "paused": paused, "crowd": crowd,
+        "screening": screening, "plain": plain, "systems": systems, "probe": probe,
+        "paused": paused, "crowd": crowd, "full": full,
         "run": run, "import_job": import_job, "done_export": done_export,
         "queued_export": queued_export, "alice": alice,
         "pseudonym": next(iter(pseudonyms(study=coref).values())),
@@ -221,6 +239,9 @@ def _researcher_pages(audit: Audit, page, base: str, data: dict) -> None:
         ("tokens", f"{base}/account/tokens/"),
         ("references", f"{base}/methods/references/"),
         ("run method (alpha)", f"{c}/results/runs/{data['run'].pk}/methods/alpha/"),
+        ("admin", f"{base}/admin/"),
+        ("admin users", f"{base}/admin/auth/user/"),
+        ("admin tokens", f"{base}/admin/tokens/accesstoken/"),
         *((f"method {name}", f"{base}/methods/{name}/") for name in methods.METHODS),
     ]
     for name, url in pages:
@@ -235,6 +256,15 @@ def _researcher_pages(audit: Audit, page, base: str, data: dict) -> None:
                 f"{base}/account/tokens/{AccessToken.objects.first().pk}/revoke/")
     audit.visit(page, "member remove", f"{c}/sharing/{member.pk}/remove/")
     audit.visit(page, "404", f"{base}/studies/no-such-study/", status=404)
+    # The page of a database outage (config.middleware), as a person's form post gets it.
+    from django.test import RequestFactory
+
+    from config.middleware import unavailable_response
+
+    outage = unavailable_response(RequestFactory().post("/studies/new/")).content
+    page.route("**/outage/", lambda route: route.fulfill(
+        status=503, body=outage, content_type="text/html; charset=utf-8"))
+    audit.visit(page, "503 (database unavailable)", f"{base}/outage/", status=503)
     # A draft study's page, and an item file with problems uploaded there.
     audit.visit(page, "study page (draft)", f"{base}/studies/{data['probe'].slug}/")
     page.set_input_files("#id_file", {"name": "items.csv", "mimeType": "text/csv",
@@ -307,6 +337,7 @@ def _annotator_pages(audit: Audit, page, base: str, data: dict, settings) -> Non
     crowd = data["crowd"]
     join = f"{base}/join/{crowd.open_token}/"
     audit.visit(page, "join consent", join)
+    audit.visit(page, "study full (409)", f"{base}/join/{data['full'].open_token}/", status=409)
     audit.visit(page, "mturk preview", f"{join}?workerId=W1&assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE"
                 "&hitId=H1")
     page.goto(f"{join}?PROLIFIC_PID=p-axe-{audit.width}&STUDY_ID=s&SESSION_ID=x")
@@ -355,6 +386,20 @@ def _account_pages(audit: Audit, page, base: str, data: dict, settings) -> None:
                 f"{base}/accounts/reset/{uid}/{default_token_generator.make_token(alice)}/")
     audit.visit(page, "password reset (bad link)", f"{base}/accounts/reset/{uid}/bad-token/")
     audit.visit(page, "password reset complete", f"{base}/accounts/reset/done/")
+    # Open sign-up: the log-in page links it; the form, then the form with its problems.
+    settings.CONCORD_OPEN_SIGNUP = True
+    audit.visit(page, "login (open sign-up)", f"{base}/accounts/login/")
+    audit.visit(page, "sign-up", f"{base}/accounts/signup/")
+    page.fill("#id_username", "alice")
+    page.fill("#id_email", "dave@example.org")
+    page.fill("#id_password1", "short")
+    page.fill("#id_password2", "other")
+    with page.expect_response(lambda r: r.request.method == "POST") as posted:
+        page.click("button[type=submit]")
+    assert posted.value.status == 400, posted.value.status
+    page.wait_for_load_state()
+    audit.check(page, "sign-up (problems)")
+    settings.CONCORD_OPEN_SIGNUP = False
     settings.CONCORD_PASSWORD_RESET_PER_ADDRESS = 1
     try:
         for _ in range(2):
@@ -395,7 +440,8 @@ def test_every_page_passes_axe_core_and_fits_its_width(live_server, sized, djang
 def test_a_box_that_scrolls_sideways_is_a_tab_stop_only_when_it_scrolls(live_server, sized,
                                                                         alice):
     """On a phone the trust page's code blocks are wider than the screen: Tab reaches one and the
-    arrow key scrolls it. At 1280 px the same blocks fit, and are no tab stop."""
+    arrow key scrolls it. At 1280 px the same blocks fit, and are no tab stop; a window narrowed
+    and widened again gains the tab stops and loses them."""
     phone = sized(390, 844)
     login(phone, live_server.url, "alice", "alice-password-1")
     phone.goto(f"{live_server.url}/methods/trust/")
@@ -414,7 +460,14 @@ def test_a_box_that_scrolls_sideways_is_a_tab_stop_only_when_it_scrolls(live_ser
     login(wide, live_server.url, "alice", "alice-password-1")
     wide.goto(f"{live_server.url}/methods/trust/")
     wide.wait_for_load_state()
-    pre = wide.locator(".doc pre")
-    assert pre.count() >= 1
-    assert wide.evaluate("""() => [...document.querySelectorAll('.doc pre')].every(
-        b => b.scrollWidth > b.clientWidth + 1 || !b.hasAttribute('tabindex'))""")
+    assert wide.locator(".doc pre").count() >= 1
+    fits = """() => [...document.querySelectorAll('.doc pre')].every(
+        b => b.scrollWidth > b.clientWidth + 1 || !b.hasAttribute('tabindex'))"""
+    assert wide.evaluate(fits)
+    # The window narrowed to a phone's width: the blocks that now scroll become tab stops; widened
+    # again, none is left.
+    wide.set_viewport_size({"width": 390, "height": 844})
+    expect(wide.locator(".doc pre[data-scroll-region]").first).to_have_attribute("tabindex", "0")
+    wide.set_viewport_size({"width": 1280, "height": 800})
+    expect(wide.locator(".doc [data-scroll-region]")).to_have_count(0)
+    assert wide.evaluate(fits)

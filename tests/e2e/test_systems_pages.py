@@ -24,6 +24,7 @@ def shot(page, name: str) -> None:
     if folder:
         width = page.viewport_size["width"]
         page.screenshot(path=str(Path(folder) / f"{name}-{width}.png"), full_page=True)
+        page.screenshot(path=str(Path(folder) / f"{name}-{width}-screen.png"))
 
 
 @pytest.mark.parametrize(("width", "height"), SIZES)

@@ -252,8 +252,10 @@ def test_the_replayed_study_keeps_revisions_durations_and_pseudonyms(demos, tmp_
                  stdout=io.StringIO())
     copy = Study.objects.get(slug="copy")
     assert copy.status == Study.Status.CLOSED
-    event = copy.events.get()
-    assert (event.action, event.detail["replayed_from"]) == ("close", "b.zip")
+    event = copy.events.get(action="close")
+    assert event.detail["replayed_from"] == "b.zip"
+    # its items came in as an upload, recorded too (issue 23, point 6)
+    assert copy.events.get(action="items").detail["files"] == ["items.csv"]
     assert copy.analysis_settings == AnalysisRun.objects.filter(
         study=original).latest("pk").settings
 

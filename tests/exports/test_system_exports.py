@@ -6,16 +6,24 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import zipfile
 
 import pytest
 from django.core.management import call_command
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from exports.selectors import RESPONSE_COLUMNS, REVISION_COLUMNS
 from exports.services import export_open
-from studies.models import Study
-from studies.services import participants_invite, system_scores_import
+from studies.models import Item, Study
+from studies.services import (
+    items_import,
+    participants_invite,
+    study_create,
+    system_scores_import,
+)
 from tests.answers import submit
 from tests.exports.test_bundle_import import differences, without_replay_fields
 
@@ -122,3 +130,31 @@ def test_a_bundle_without_systems_has_no_scores_file(make_study, alice):
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         assert "system_scores.csv" not in archive.namelist()
         assert "system" not in archive.read("items.csv").decode().splitlines()[0]
+
+
+# A system or source: at most 200 characters of text without control, format or separator
+# characters (refused on import), surrounding spaces removed; formula-like values included.
+LABEL = st.one_of(
+    st.just(""), st.sampled_from(["=SUM(A1)", "+sys", "-x", "@src", "'quoted", 'a,"b"', "é漢"]),
+    st.text(st.characters(codec="utf-8", exclude_categories=("Cc", "Cf", "Zl", "Zp", "Cs")),
+            max_size=30).map(str.strip))
+labelled = itertools.count()
+
+
+@given(st.lists(st.tuples(LABEL, LABEL), min_size=1, max_size=6),
+       st.sampled_from(["csv", "jsonl"]))
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_systems_and_sources_round_trip_through_import_items(alice, labels, fmt):
+    source = study_create(owner=alice, slug=f"lsrc-{next(labelled)}", title="S",
+                          preset="likert-0-7-coref")
+    Item.objects.bulk_create(Item(study=source, external_id=f"i{n}", position=n, text="Text",
+                                  system=system, source=origin)
+                             for n, (system, origin) in enumerate(labels))
+    target = study_create(owner=alice, slug=f"ldst-{next(labelled)}", title="T",
+                          preset="likert-0-7-coref")
+    data = b"".join(export_open(study=source, what="items", fmt=fmt).chunks)
+    items_import(study=target, data=data, filename=f"items.{fmt}")
+    fields = ("external_id", "system", "source")
+    assert (list(target.items.order_by("position").values_list(*fields))
+            == list(source.items.order_by("position").values_list(*fields)))

@@ -110,3 +110,12 @@ def test_the_api_shows_and_changes_the_source_order(make_study, alice):
     assert reply.status_code == 200 and reply.json()["source_order"] == "together"
     bad = api.patch("/api/studies/grid/", {"design": {"source_order": "zigzag"}}, format="json")
     assert bad.status_code == 400
+
+
+def test_the_new_study_form_takes_the_source_order(alice_client):
+    reply = alice_client.post("/studies/new/", {
+        "slug": "fresh", "title": "Fresh", "preset": "likert-0-7-coref", "language": "en",
+        "items_per_participant": 0, "annotators_per_item": 3, "duplicates": 0,
+        "duplicate_min_gap": 5, "seed": 0, "source_order": "together"})
+    assert reply.status_code == 302
+    assert Study.objects.get(slug="fresh").source_order == "together"

@@ -162,3 +162,22 @@ def test_the_item_page_names_its_system_and_source(draft, alice_client):
     item = draft.items.get(external_id="d2-b")
     page = alice_client.get(f"/studies/systems/items/{item.pk}/").content.decode()
     assert "<dt>System</dt>" in page and "?system=sys-B" in page and "?source=doc-2" in page
+
+
+def test_the_study_page_counts_systems_and_sources_and_names_the_order(draft, alice_client):
+    items_import(study=draft, data=SYSTEMS_CSV.encode(), filename="items.csv")
+    page = alice_client.get("/studies/systems/").content.decode()
+    assert "5 · 2 systems over 2 sources" in page
+    assert "outputs of one source spread apart" in page
+
+
+def test_a_study_of_many_systems_gets_a_box_instead_of_a_list(draft, alice_client, monkeypatch):
+    import studies.selectors
+
+    items_import(study=draft, data=SYSTEMS_CSV.encode(), filename="items.csv")
+    defaults = list(studies.selectors.item_labels.__kwdefaults__.items())
+    monkeypatch.setattr(studies.selectors.item_labels, "__kwdefaults__", {**dict(defaults),
+                                                                           "limit": 1})
+    page = alice_client.get("/studies/systems/items/", {"system": "sys-B"}).content.decode()
+    assert '<input type="search" id="system" name="system" value="sys-B"' in page
+    assert "2 systems over 2 sources" in page and "d1-b" in page and "d1-a" not in page

@@ -40,12 +40,16 @@ class Command(BaseCommand):
         parser.add_argument("--meta-columns", default="",
                             help="comma-separated columns kept as participant metadata "
                                  "(quote a name holding a comma)")
+        parser.add_argument("--ignore-columns", default="",
+                            help="wide: comma-separated columns read by nothing (a name, a "
+                                 "second e-mail; quote a name holding a comma)")
         parser.add_argument("--dry-run", action="store_true",
                             help="validate and summarise without importing")
         add_max_bytes(parser)
 
     def handle(self, *args: Any, slug: str, file: str, fmt: str, annotator_column: str | None,
                item_map: str | None, value_map: str | None, meta_columns: str, dry_run: bool,
+               ignore_columns: str = "",
                max_bytes: int | None = None, **options: Any) -> None:
         study = get_study(slug)
         maps = {name: Upload(path, read_file(path)) if path else None
@@ -57,6 +61,7 @@ class Command(BaseCommand):
                 summary = responses_import(
                     study=study, data=data, filename=file, fmt=fmt,
                     annotator_column=annotator_column, meta_columns=_columns(meta_columns),
+                    ignore_columns=_columns(ignore_columns),
                     dry_run=dry_run, max_bytes=cli_max_bytes(max_bytes),
                     item_map=maps["item_map"], value_map=maps["value_map"],
                 )

@@ -392,3 +392,22 @@ def test_the_per_system_monte_carlo_equals_the_per_pair_one():
     assert np.allclose(fast.p_greater, generic.p_greater)
     assert np.allclose(fast.p_two_sided, generic.p_two_sided)
     assert [int(v) for v in fast.n] == [38 if 4 in p else 40 for p in pairs]
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 2), st.floats(-2.0, 2.0), st.integers(0, 10_000))
+def test_adding_a_constant_to_one_system_moves_only_its_mixed_model_effect(k, shift, seed):
+    # REML sees only residuals from the fixed effects, so y + c·1[system k] changes β_k by c and
+    # nothing else (even unbalanced).
+    data = planted(n_systems=3, n_sources=10, seed=seed)
+    keep = np.random.default_rng(seed).random(data["item"].size) > 0.2
+    item = data["item"][keep]
+    system, source = data["system"][item], data["source"][item]
+    value = data["value"][keep]
+    a = mixed_model(value, system, source, data["annotator"][keep], n_systems=3)
+    b = mixed_model(value + np.where(system == k, shift, 0.0), system, source,
+                    data["annotator"][keep], n_systems=3)
+    moved = np.where(np.arange(3) == k, shift, 0.0)
+    assert np.allclose(b.effects, a.effects + moved, atol=1e-6)
+    for name in ("source", "annotator", "residual"):
+        assert b.variances[name] == pytest.approx(a.variances[name], abs=1e-6)
