@@ -228,7 +228,8 @@ def for_reading(html: str, folder: str) -> str:
     """Return rendered docs HTML as a researcher reads it.
 
     - A setting's key in inline code (``trust_max_exact``) reads as its label, in quotes
-      ("“Exact trust up to annotators”"), as the settings form names it.
+      ("“Exact trust up to annotators”"), as the settings form names it; with a value
+      (``systems_test = "wilcoxon"``) as the label and the value.
     - Inline code that names a file or folder of the repository (``core/stats/trust.py``,
       ``python -m bench.trust``) is left out, with the parentheses it stood alone in.
     - A link to a document the app does not serve (its address already dropped) reads as that
@@ -240,6 +241,10 @@ def for_reading(html: str, folder: str) -> str:
         opening, inner, closing = m[1] or "", m[2], m[3] or ""
         if inner in labels:
             return f"{opening}“{escape(labels[inner])}”{closing}"
+        key, equals, value = inner.partition("=")
+        if equals and key.strip() in labels:  # systems_test = "wilcoxon": the label and value
+            shown = value.strip().strip('"').replace("&quot;", "").strip()
+            return f"{opening}“{escape(labels[key.strip()])}”: {shown}{closing}"
         if _CODE_PATH.fullmatch(inner.strip()):
             return "" if opening and closing else (opening.rstrip() if opening else "") + closing
         return m[0]
