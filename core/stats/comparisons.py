@@ -14,7 +14,8 @@ Functions:
   (Kiritchenko and Mohammad 2017).
 - `bradley_terry`: the maximum-likelihood strengths of Bradley and Terry 1952 by Newton's method,
   with Davidson 1970's tie parameter when ties are modelled; `plackett_luce`: the strengths of
-  rankings (Luce 1959, Plackett 1975) by Hunter 2004's MM algorithm. Log-strengths have mean 0.
+  rankings (Luce 1959, Plackett 1975), also by Newton's method (the same maximum as Hunter
+  2004's MM algorithm, in a few steps instead of hundreds). Log-strengths have mean 0.
   When the outputs' win graph is not strongly connected (an output never wins, or never loses, or
   a group is never beaten by the rest) the maximum likelihood does not exist: every output then
   receives a virtual 0.01 win and 0.01 loss against a reference of log-strength 0
@@ -52,6 +53,7 @@ from core.stats._types import BoolArray, FloatArray, IntArray
 
 REGULARISATION = 0.01  # virtual wins and losses of every output against log-strength 0
 NOT_CONNECTED = "not_strongly_connected"
+ONLY_TIES = "only_ties"
 
 
 # --------------------------------------------------------------------------------------------
@@ -338,10 +340,15 @@ def bradley_terry(winner: object, loser: object, tie: object | None = None, *, n
 def _fit_counts(pi: IntArray, pj: IntArray, counts: FloatArray, n: int, use_ties: bool,
                 theta0: FloatArray | None = None, tau0: float = 0.0) -> StrengthFit:
     wi, wj, tt = counts[:, 0], counts[:, 1], counts[:, 2]
-    connected = _strongly_connected(pi, pj, wi + tt, wj + tt, n)
     if use_ties and tt.sum() == 0:
         # ν → 0: the tie parameter has no finite estimate; fall back to Bradley–Terry.
         use_ties = False
+    # Bradley–Terry counts a tie as half a win each way; Davidson's model needs the decided
+    # judgments alone to connect the outputs (a tie bounds nothing when ν can grow).
+    connected = _strongly_connected(pi, pj, wi + tt * (not use_ties), wj + tt * (not use_ties), n)
+    if use_ties and (wi + wj).sum() == 0:
+        # every judgment a tie: ν → ∞ and the strengths are equal
+        return StrengthFit(np.zeros(n), float("inf"), 0.0, 0, ONLY_TIES)
     theta, tau, ll, iterations = _fit_pairs(pi, pj, wi, wj, tt, n, davidson=use_ties,
                                             theta0=theta0, tau0=tau0, regularise=not connected)
     if not connected:
@@ -369,59 +376,115 @@ def _rankings(rankings: Sequence[Sequence[int]], n_outputs: int) -> tuple[IntArr
     return padded[keep], lengths[keep]
 
 
-def _fit_pl(padded: IntArray, lengths: IntArray, n: int, gamma0: FloatArray | None = None,
-            tol: float = 1e-12, max_iter: int = 100_000) -> tuple[FloatArray, float, int, bool]:
-    valid = padded >= 0
-    position = np.arange(padded.shape[1])[None, :]
-    stage = valid & (position < lengths[:, None] - 1)  # positions that 'win' a stage
-    wins = np.bincount(padded[stage], minlength=n).astype(np.float64)
-    # i → j for every i ranked above j: connected when each output beats a path to all others
-    rows, cols = [], []
-    for p in range(padded.shape[1] - 1):
-        upper = padded[:, p]
-        lower = padded[:, p + 1]
-        ok = (upper >= 0) & (lower >= 0)
-        rows.append(upper[ok])
-        cols.append(lower[ok])
-    r = np.concatenate(rows) if rows else np.zeros(0, np.int64)
-    c = np.concatenate(cols) if cols else np.zeros(0, np.int64)
-    graph = sparse.coo_matrix((np.ones(r.size), (r, c)), shape=(n, n)).tocsr()
+@dataclass(frozen=True)
+class _Stages:
+    """Every choice stage of the rankings: the output chosen and the outputs it was chosen
+    from (-1 pads), the ranking of the stage, and the 'i above j' edges of each ranking."""
+
+    chosen: IntArray
+    members: IntArray
+    ranking: IntArray
+    edge_from: IntArray
+    edge_to: IntArray
+    edge_ranking: IntArray
+
+
+def _stages(padded: IntArray, lengths: IntArray) -> _Stages:
+    ranking = np.repeat(np.arange(padded.shape[0]), np.maximum(lengths - 1, 0))
+    first = np.cumsum(np.maximum(lengths - 1, 0)) - np.maximum(lengths - 1, 0)
+    step = np.arange(ranking.size) - np.repeat(first, np.maximum(lengths - 1, 0))
+    members = padded[ranking].copy()
+    members[np.arange(padded.shape[1])[None, :] < step[:, None]] = -1
+    chosen = padded[ranking, step]
+    # the chosen output is above every other member of its stage
+    others = members.copy()
+    others[np.arange(others.shape[0]), step] = -1
+    keep = others >= 0
+    edge_from = np.broadcast_to(chosen[:, None], others.shape)[keep]
+    return _Stages(chosen, members, ranking, edge_from, others[keep],
+                   np.broadcast_to(ranking[:, None], others.shape)[keep])
+
+
+def _fit_pl(st: _Stages, weight: FloatArray, n: int, theta0: FloatArray | None = None,
+            tol: float = 1e-11, max_iter: int = 200) -> tuple[FloatArray, float, int, bool]:
+    """Newton's method on the Plackett–Luce log-likelihood, each ranking weighted (a bootstrap
+    weight is how often the ranking was drawn)."""
+    used = weight[st.edge_ranking] > 0
+    graph = sparse.coo_matrix((np.ones(int(used.sum())), (st.edge_from[used], st.edge_to[used])),
+                              shape=(n, n)).tocsr()
     connected = n <= 1 or csgraph.connected_components(graph, directed=True,
                                                        connection="strong")[0] == 1
     eps = 0.0 if connected else REGULARISATION
-    gamma = np.ones(n) if gamma0 is None else np.array(gamma0, dtype=np.float64)
-    safe = np.where(valid, padded, 0)
-    items = padded[valid]
+    w = weight[st.ranking]
+    valid = st.members >= 0
+    safe = np.where(valid, st.members, 0)
+    pair_index = (safe[:, :, None] * n + safe[:, None, :])
+    pair_valid = valid[:, :, None] & valid[:, None, :]
+    flat_pairs = pair_index[pair_valid]
+    chosen_count = np.bincount(st.chosen, w, minlength=n)
+    u = np.full(n, 1.0 / np.sqrt(n))
+
+    def evaluate(th: FloatArray, hessian: bool
+                 ) -> tuple[float, FloatArray, FloatArray | None]:
+        g = np.where(valid, th[safe], -np.inf)
+        top = g.max(axis=1, keepdims=True)
+        e = np.where(valid, np.exp(g - top), 0.0)
+        total = e.sum(axis=1, keepdims=True)
+        p = e / total
+        ll = float(np.sum(w * (th[st.chosen] - top[:, 0] - np.log(total[:, 0]))))
+        share = np.asarray(np.bincount(safe[valid], (w[:, None] * p)[valid], minlength=n), np.float64)
+        grad: FloatArray = chosen_count - share
+        if eps:
+            ll += float(eps * np.sum(th - 2 * np.logaddexp(0.0, th)))
+            grad = grad + eps * (1 - 2 / (1 + np.exp(-th)))
+        if not hessian:
+            return ll, grad, None
+        outer = (w[:, None, None] * p[:, :, None] * p[:, None, :])[pair_valid]
+        neg_h: FloatArray = -np.asarray(np.bincount(flat_pairs, outer, minlength=n * n),
+                                         dtype=np.float64).reshape(n, n)
+        neg_h[np.arange(n), np.arange(n)] += share
+        if eps:
+            s = 1 / (1 + np.exp(-th))
+            neg_h[np.arange(n), np.arange(n)] += 2 * eps * s * (1 - s)
+        return ll, grad, neg_h
+
+    theta = np.zeros(n) if theta0 is None else np.array(theta0, dtype=np.float64)
     iterations = 0
+    ll, grad, neg_h = evaluate(theta, True)
     while iterations < max_iter:
         iterations += 1
-        g = np.where(valid, gamma[safe], 0.0)
-        den = np.cumsum(g[:, ::-1], axis=1)[:, ::-1]
-        inv = np.where(stage, 1.0 / np.where(den > 0, den, 1.0), 0.0)
-        cum = np.cumsum(inv, axis=1)
-        denom = np.bincount(items, cum[valid], minlength=n)
-        new = (wins + eps) / (denom + 2 * eps / (gamma + 1))
-        if not eps:
-            new = new / np.exp(np.mean(np.log(new)))
-        change = float(np.max(np.abs(np.log(new) - np.log(gamma))))
-        gamma = new
-        if change < tol:
+        assert neg_h is not None
+        system = neg_h if eps else neg_h + np.outer(u, u)
+        try:
+            step = np.linalg.solve(system, grad)
+        except np.linalg.LinAlgError:
+            step = np.linalg.lstsq(system, grad, rcond=None)[0]
+        scale = 1.0
+        while True:
+            new_theta = theta + scale * step
+            new_ll, _, _ = evaluate(new_theta, False)
+            if new_ll >= ll - 1e-12 * max(1.0, abs(ll)) or scale < 1e-6:
+                break
+            scale /= 2
+        theta = new_theta
+        done = float(np.max(np.abs(scale * step))) < tol
+        ll, grad, neg_h = evaluate(theta, True)
+        if done:
             break
-    theta = np.log(gamma)
-    theta = theta - theta.mean()
-    g = np.where(valid, np.exp(theta)[safe], 0.0)
-    den = np.cumsum(g[:, ::-1], axis=1)[:, ::-1]
-    ll = float(np.sum(np.where(stage, np.log(np.where(stage, g, 1.0))
-                               - np.log(np.where(stage, den, 1.0)), 0.0)))
-    return theta, ll, iterations, bool(connected)
+    if eps:
+        ll -= float(eps * np.sum(theta - 2 * np.logaddexp(0.0, theta)))
+    return theta - theta.mean(), ll, iterations, bool(connected)
 
 
 def plackett_luce(rankings: Sequence[Sequence[int]], *, n_outputs: int,
-                  tol: float = 1e-12) -> StrengthFit:
-    """Fit Plackett–Luce strengths to rankings (best → worst) by Hunter 2004's MM algorithm."""
+                  tol: float = 1e-11) -> StrengthFit:
+    """Fit Plackett–Luce strengths to rankings (best → worst) by maximum likelihood (Newton's
+    method on the log-likelihood of Hunter 2004's formulation)."""
     padded, lengths = _rankings(rankings, n_outputs)
-    theta, ll, iterations, connected = _fit_pl(padded, lengths, n_outputs, tol=tol)
+    st = _stages(padded, lengths)
+    theta, ll, iterations, connected = _fit_pl(st, np.ones(padded.shape[0]), n_outputs, tol=tol)
     return StrengthFit(theta, None, ll, iterations, None if connected else NOT_CONNECTED)
+
 
 
 # --------------------------------------------------------------------------------------------
@@ -476,7 +539,7 @@ def bootstrap_pairwise(winner: object, loser: object, tie: object | None = None,
     pi, pj, pair_of, outcome = _aggregate(w, lo, t, n_outputs)
     cells = np.bincount(pair_of * 3 + outcome, minlength=pi.size * 3).astype(np.float64)
     fit = _fit_counts(pi, pj, cells.reshape(-1, 3), n_outputs, use_ties)
-    tau0 = float(np.log(fit.tie_parameter)) if fit.tie_parameter else 0.0
+    tau0 = float(np.log(fit.tie_parameter)) if fit.tie_parameter and np.isfinite(fit.tie_parameter) else 0.0
     use_ties = fit.tie_parameter is not None
     draws = np.empty((n_resamples, n_outputs))
     regularised = 0
@@ -499,19 +562,20 @@ def bootstrap_pairwise(winner: object, loser: object, tie: object | None = None,
 def bootstrap_rankings(rankings: Sequence[Sequence[int]], *, n_outputs: int,
                        n_resamples: int = 1000, confidence: float = 0.95,
                        rng: np.random.Generator) -> ComparisonScores:
-    """Plackett–Luce strengths with a bootstrap that resamples rankings."""
+    """Plackett–Luce strengths with a bootstrap that resamples rankings (a resample weights each
+    ranking by how often it was drawn; its fit starts from the full fit)."""
     padded, lengths = _rankings(rankings, n_outputs)
-    theta, ll, iterations, connected = _fit_pl(padded, lengths, n_outputs)
+    st = _stages(padded, lengths)
+    count = padded.shape[0]
+    theta, ll, iterations, connected = _fit_pl(st, np.ones(count), n_outputs)
     fit = StrengthFit(theta, None, ll, iterations, None if connected else NOT_CONNECTED)
     draws = np.empty((n_resamples, n_outputs))
     regularised = 0
-    count = padded.shape[0]
     if count == 0:
         return _summarise(fit, draws[:0], confidence, 0)
     for b in range(n_resamples):
-        pick = rng.integers(0, count, count)
-        th, _, _, ok = _fit_pl(padded[pick], lengths[pick], n_outputs, gamma0=np.exp(theta),
-                               tol=1e-9)
+        weight = np.bincount(rng.integers(0, count, count), minlength=count).astype(np.float64)
+        th, _, _, ok = _fit_pl(st, weight, n_outputs, theta0=theta)
         draws[b] = th
         regularised += not ok
     return _summarise(fit, draws, confidence, regularised)
