@@ -321,6 +321,8 @@ def _fit_pairs(pi: IntArray, pj: IntArray, wi: FloatArray, wj: FloatArray, tt: F
         ll, grad, neg_h = evaluate(theta, tau, True)
         if done:
             break
+    if eps:  # report the likelihood of the data alone
+        ll -= float(eps * np.sum(theta - 2 * np.logaddexp(0.0, theta)))
     return theta - theta.mean(), tau, ll, iterations
 
 
@@ -351,9 +353,6 @@ def _fit_counts(pi: IntArray, pj: IntArray, counts: FloatArray, n: int, use_ties
         return StrengthFit(np.zeros(n), float("inf"), 0.0, 0, ONLY_TIES)
     theta, tau, ll, iterations = _fit_pairs(pi, pj, wi, wj, tt, n, davidson=use_ties,
                                             theta0=theta0, tau0=tau0, regularise=not connected)
-    if not connected:
-        eps_ll = REGULARISATION * float(np.sum(theta - 2 * np.logaddexp(0.0, theta)))
-        ll -= eps_ll  # approximately: the penalty at the centred solution
     return StrengthFit(theta, float(np.exp(tau)) if use_ties else None, ll, iterations,
                        None if connected else NOT_CONNECTED)
 
@@ -367,6 +366,8 @@ def _rankings(rankings: Sequence[Sequence[int]], n_outputs: int) -> tuple[IntArr
     width = int(lengths.max()) if lengths.size else 0
     padded = np.full((len(rankings), width), -1, dtype=np.int64)
     for row, ranking in enumerate(rankings):
+        if any(int(x) < 0 for x in ranking):
+            raise ValueError(f"ranking {row} has a negative output index")
         if len(set(ranking)) != len(ranking):
             raise ValueError(f"ranking {row} repeats an output")
         padded[row, :len(ranking)] = ranking

@@ -107,8 +107,8 @@ def test_davidson_matches_an_independent_implementation():
     assert fit.tie_parameter == pytest.approx(nu, abs=1e-6)
     assert fit.log_likelihood == pytest.approx(ll, abs=1e-8)
     # our optimum is at least as good under the independent likelihood
-    ours = np.concatenate([fit.log_strength[1:] - fit.log_strength[0], [math.log(nu)]])
-    ours[-1] = math.log(fit.tie_parameter)
+    ours = np.concatenate([fit.log_strength[1:] - fit.log_strength[0],
+                           [math.log(fit.tie_parameter)]])
     assert negative(ours) <= -ll + 1e-9
     # the probabilities of the three outcomes of a pair sum to one
     p = fit.win_probability()
@@ -136,6 +136,13 @@ def test_an_output_that_never_wins_is_regularised_and_says_so():
     assert int(np.argmin(fit.log_strength)) == 2
     ranked = plackett_luce([[0, 1, 2], [1, 0, 2]], n_outputs=3)
     assert ranked.reason == NOT_CONNECTED and int(np.argmin(ranked.log_strength)) == 2
+    # the likelihood reported is the data's alone: here below the unregularised supremum, 0
+    assert fit.log_likelihood < 0
+    assert fit.log_likelihood == pytest.approx(
+        sum(math.log(1 / (1 + math.exp(fit.log_strength[lo_] - fit.log_strength[w_])))
+            for w_, lo_ in zip(w, lo, strict=True)), abs=1e-9)
+    with pytest.raises(ValueError):
+        plackett_luce([[0, -1]], n_outputs=3)
 
 
 def test_counts_by_hand():
