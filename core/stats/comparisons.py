@@ -53,7 +53,7 @@ from core.stats._types import BoolArray, FloatArray, IntArray
 
 REGULARISATION = 0.01  # virtual wins and losses of every output against log-strength 0
 NOT_CONNECTED = "not_strongly_connected"
-ONLY_TIES = "only_ties"
+TIES_NOT_MODELLED = "decided_judgments_not_connected"
 
 
 # --------------------------------------------------------------------------------------------
@@ -345,16 +345,18 @@ def _fit_counts(pi: IntArray, pj: IntArray, counts: FloatArray, n: int, use_ties
     if use_ties and tt.sum() == 0:
         # ν → 0: the tie parameter has no finite estimate; fall back to Bradley–Terry.
         use_ties = False
-    # Bradley–Terry counts a tie as half a win each way; Davidson's model needs the decided
-    # judgments alone to connect the outputs (a tie bounds nothing when ν can grow).
+    # Davidson's model needs the decided judgments alone to connect the outputs (with ν free to
+    # grow, ties bound nothing); when they do not, ties count as half a win each way, as in
+    # Bradley–Terry, whose strengths the virtual record then keeps finite.
+    reason = None
+    if use_ties and not _strongly_connected(pi, pj, wi, wj, n):
+        use_ties = False
+        reason = TIES_NOT_MODELLED
     connected = _strongly_connected(pi, pj, wi + tt * (not use_ties), wj + tt * (not use_ties), n)
-    if use_ties and (wi + wj).sum() == 0:
-        # every judgment a tie: ν → ∞ and the strengths are equal
-        return StrengthFit(np.zeros(n), float("inf"), 0.0, 0, ONLY_TIES)
     theta, tau, ll, iterations = _fit_pairs(pi, pj, wi, wj, tt, n, davidson=use_ties,
                                             theta0=theta0, tau0=tau0, regularise=not connected)
     return StrengthFit(theta, float(np.exp(tau)) if use_ties else None, ll, iterations,
-                       None if connected else NOT_CONNECTED)
+                       reason if connected else NOT_CONNECTED)
 
 
 # --------------------------------------------------------------------------------------------
@@ -540,7 +542,7 @@ def bootstrap_pairwise(winner: object, loser: object, tie: object | None = None,
     pi, pj, pair_of, outcome = _aggregate(w, lo, t, n_outputs)
     cells = np.bincount(pair_of * 3 + outcome, minlength=pi.size * 3).astype(np.float64)
     fit = _fit_counts(pi, pj, cells.reshape(-1, 3), n_outputs, use_ties)
-    tau0 = float(np.log(fit.tie_parameter)) if fit.tie_parameter and np.isfinite(fit.tie_parameter) else 0.0
+    tau0 = float(np.log(fit.tie_parameter)) if fit.tie_parameter else 0.0
     use_ties = fit.tie_parameter is not None
     draws = np.empty((n_resamples, n_outputs))
     regularised = 0

@@ -17,6 +17,7 @@ from scipy import optimize, stats
 
 from core.stats.comparisons import (
     NOT_CONNECTED,
+    TIES_NOT_MODELLED,
     bootstrap_pairwise,
     bootstrap_rankings,
     bradley_terry,
@@ -143,6 +144,18 @@ def test_an_output_that_never_wins_is_regularised_and_says_so():
             for w_, lo_ in zip(w, lo, strict=True)), abs=1e-9)
     with pytest.raises(ValueError):
         plackett_luce([[0, -1]], n_outputs=3)
+
+
+def test_ties_need_decided_judgments_that_connect_the_outputs():
+    # decided 0 > 1 > 2 do not connect; the tie 2 = 0 closes the circle for Bradley–Terry
+    pairs = [(0, 1), (1, 2), (0, 1), (1, 2)]
+    ties = [(2, 0), (2, 0)]
+    w, lo = arrays(pairs + ties)
+    fit = bradley_terry(w, lo, [False] * 4 + [True] * 2, n_outputs=3)
+    assert fit.reason == TIES_NOT_MODELLED and fit.tie_parameter is None
+    doubled = [p for p in pairs for _ in range(2)] + ties + [(j, i) for i, j in ties]
+    reference = centred(choix.ilsr_pairwise(3, doubled, alpha=0.0, tol=1e-14, max_iter=10_000))
+    np.testing.assert_allclose(fit.log_strength, reference, atol=1e-6)
 
 
 def test_counts_by_hand():
@@ -319,6 +332,7 @@ def test_reversing_every_judgment_reverses_the_order(rows):
     tie = np.array([r[2] for r in rows])
     fit = bradley_terry(w, lo, tie, n_outputs=5)
     back = bradley_terry(lo, w, tie, n_outputs=5)
+    assert fit.iterations < 50 and np.all(np.abs(fit.log_strength) < 30)
     np.testing.assert_allclose(back.log_strength, -fit.log_strength, atol=1e-6)
     assert back.tie_parameter == pytest.approx(fit.tie_parameter, abs=1e-6) \
         if fit.tie_parameter is not None else back.tie_parameter is None
