@@ -741,7 +741,7 @@ def bws_design(n_outputs: int, *, n_tuples: int | None = None, size: int = 4,
     """Best–worst tuples as Kiritchenko and Mohammad 2017 describe: ``2N`` tuples of 4 by
     default, every output in the same number of tuples (± 1), and no two outputs together in
     more than one tuple where that is possible (otherwise as few repeats as the greedy search
-    finds). Best of ``attempts`` seeded greedy builds."""
+    finds). Best of ``attempts`` seeded greedy builds (fewer when one repeats no pair)."""
     if n_outputs < size:
         raise ValueError(f"a tuple of {size} needs at least {size} outputs")
     count = 2 * n_outputs if n_tuples is None else int(n_tuples)
@@ -751,7 +751,7 @@ def bws_design(n_outputs: int, *, n_tuples: int | None = None, size: int = 4,
     for _ in range(attempts):
         quota = np.full(n_outputs, slots // n_outputs, dtype=np.int64)
         quota[rng.permutation(n_outputs)[:slots % n_outputs]] += 1
-        together = np.zeros((n_outputs, n_outputs), dtype=np.int64)
+        together = np.zeros((n_outputs, n_outputs), dtype=np.int16)
         tuples = np.empty((count, size), dtype=np.int64)
         for row in range(count):
             chosen: list[int] = []
@@ -773,5 +773,7 @@ def bws_design(n_outputs: int, *, n_tuples: int | None = None, size: int = 4,
         key_now = (int(together.max()), int(np.maximum(together - 1, 0).sum()))
         if best_key is None or key_now < best_key:
             best, best_key = tuples, key_now
+        if best_key[0] <= 1:
+            break  # no pair repeated: nothing to improve
     assert best is not None
     return best
