@@ -50,6 +50,7 @@ METHOD_SETTINGS: Mapping[str, tuple[str, ...]] = {
     "gaps-and-weights": (),
     "systems": ("systems_resampling", "systems_test", "systems_correction", "systems_bootstrap",
                 "systems_permutations", "systems_alpha", "bootstrap_confidence", "seed"),
+    "comparisons": (),
 }
 
 # A link's target (a path relative to docs/) -> (page name or REFERENCES, fragment)
