@@ -179,12 +179,15 @@
     const narrow = window.matchMedia("(max-width: 55.99rem)").matches;
     const wanted = saved === "closed" || (saved === null && narrow) ? false
       : saved === "open" ? true : rubric.open;
-    // Setting it here fires a "toggle" too (later): only the annotator's own are remembered.
-    let own = wanted === rubric.open;
+    // A "toggle" event also follows the parser's opening of a guide rendered open and the
+    // line below, each at a moment of its own: only a change from the state last seen is the
+    // annotator's, and only that is remembered.
     rubric.open = wanted;
+    let seen = rubric.open;
     rubric.addEventListener("toggle", () => {
-      if (own) write(local, rubricKey, rubric.open ? "open" : "closed");
-      own = true;
+      if (rubric.open === seen) return;
+      seen = rubric.open;
+      write(local, rubricKey, seen ? "open" : "closed");
     });
   }
   form.querySelectorAll("a.guide-link").forEach((link) => link.addEventListener("click", (e) => {
