@@ -31,20 +31,33 @@ run: $(VENV)/.run-deps
 	trap 'kill $$worker $$beat 2>/dev/null' EXIT INT TERM; \
 	$(BIN)/python manage.py runserver --noreload $(HOST):$(PORT)
 
-## test: install the test dependencies (and Chromium when possible), lint, then run every test:
-## first all but the real-worker, browser and `serial` ones on every core (pytest-xdist,
-## PYTEST_WORKERS processes, each with its own test database), then those one at a time.
-## PYTEST_ARGS go to both.
+## test: install the test dependencies (and Chromium when possible), lint, then run every test in
+## two passes side by side: all but the real-worker, browser and `serial` ones on every core
+## (pytest-xdist, PYTEST_WORKERS processes, each with its own test database), and beside them
+## those one at a time (one process, its own test database and, with Redis, the next Redis
+## database, so that its real worker never takes a task the other pass sent; its report is
+## printed after the first's, from $(SERIAL_LOG)). PYTEST_ARGS go to both.
 PYTEST_WORKERS ?= auto
+SERIAL_LOG ?= $(or $(CONCORD_VAR_DIR),var)/test-serial.log
 test: $(VENV)/.test-deps lint
 	@command -v chromium >/dev/null 2>&1 || [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null \
 	  || { echo "Installing Chromium for the browser tests (apt)"; \
 	       apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 	$(BIN)/python manage.py collectstatic --noinput -v0
 	@# A pass that selects no test exits 5; make test fails only if neither ran one, or one failed.
+	@serial_redis="$$REDIS_URL"; \
+	case "$$REDIS_URL" in \
+	  redis://*/[0-9]*) serial_redis="$${REDIS_URL%/*}/$$(( ($${REDIS_URL##*/} + 1) % 16 ))";; \
+	  redis://*) serial_redis="$${REDIS_URL%/}/1";; \
+	esac; \
+	mkdir -p "$$(dirname $(SERIAL_LOG))"; \
+	REDIS_URL="$$serial_redis" $(BIN)/python -m pytest -p no:cacheprovider \
+	  -m "worker or e2e or serial" $(PYTEST_ARGS) > $(SERIAL_LOG) 2>&1 & serial_pid=$$!; \
+	trap 'kill $$serial_pid 2>/dev/null' INT TERM; \
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile \
 	  -m "not worker and not e2e and not serial" $(PYTEST_ARGS); parallel=$$?; \
-	$(BIN)/python -m pytest -m "worker or e2e or serial" $(PYTEST_ARGS); serial=$$?; \
+	echo "make test: the one-at-a-time pass (worker, e2e, serial), run beside it:"; \
+	wait $$serial_pid; serial=$$?; cat $(SERIAL_LOG); \
 	echo "make test: pytest exited $$parallel (in parallel) and $$serial (one at a time)"; \
 	if [ $$parallel = 5 ] && [ $$serial = 5 ]; then exit 5; fi; \
 	for status in $$parallel $$serial; do [ $$status = 0 ] || [ $$status = 5 ] || exit $$status; done
