@@ -32,35 +32,42 @@ run: $(VENV)/.run-deps
 	$(BIN)/python manage.py runserver --noreload $(HOST):$(PORT)
 
 ## test: install the test dependencies (and Chromium when possible), lint, then run every test in
-## two passes side by side: all but the real-worker, browser and `serial` ones on every core
-## (pytest-xdist, PYTEST_WORKERS processes, each with its own test database), and beside them
-## those one at a time (one process, its own test database and, with Redis, the next Redis
-## database, so that its real worker never takes a task the other pass sent; its report is
-## printed after the first's, from $(SERIAL_LOG)). PYTEST_ARGS go to both.
+## three passes side by side: all but the real-worker, browser and `serial` ones on every core
+## (pytest-xdist, PYTEST_WORKERS processes, each with its own test database); the browser and
+## `serial` ones one at a time in one process; the real-worker ones (mostly waiting on a worker
+## they start or kill) in another, with a test database of its own (DATABASE_URL's name +
+## `_worker`). Each of the two has the next Redis database of its own, so that no worker takes a
+## task another pass sent; their reports are printed after the first's ($(WORKER_LOG),
+## $(SERIAL_LOG)). PYTEST_ARGS go to all three.
 PYTEST_WORKERS ?= auto
 SERIAL_LOG ?= $(or $(CONCORD_VAR_DIR),var)/test-serial.log
+WORKER_LOG ?= $(or $(CONCORD_VAR_DIR),var)/test-worker.log
 test: $(VENV)/.test-deps lint
 	@command -v chromium >/dev/null 2>&1 || [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null \
 	  || { echo "Installing Chromium for the browser tests (apt)"; \
 	       apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 	$(BIN)/python manage.py collectstatic --noinput -v0
 	@# A pass that selects no test exits 5; make test fails only if neither ran one, or one failed.
-	@serial_redis="$$REDIS_URL"; \
-	case "$$REDIS_URL" in \
-	  redis://*/[0-9]*) serial_redis="$${REDIS_URL%/*}/$$(( ($${REDIS_URL##*/} + 1) % 16 ))";; \
-	  redis://*) serial_redis="$${REDIS_URL%/}/1";; \
-	esac; \
+	@redis_db() { case "$$REDIS_URL" in \
+	  redis://*/[0-9]*) echo "$${REDIS_URL%/*}/$$(( ($${REDIS_URL##*/} + $$1) % 16 ))";; \
+	  redis://*) echo "$${REDIS_URL%/}/$$1";; *) echo "$$REDIS_URL";; esac; }; \
 	mkdir -p "$$(dirname $(SERIAL_LOG))"; \
-	REDIS_URL="$$serial_redis" $(BIN)/python -m pytest -p no:cacheprovider \
-	  -m "worker or e2e or serial" $(PYTEST_ARGS) > $(SERIAL_LOG) 2>&1 & serial_pid=$$!; \
-	trap 'kill $$serial_pid 2>/dev/null' INT TERM; \
+	REDIS_URL="$$(redis_db 1)" $(BIN)/python -m pytest -p no:cacheprovider \
+	  -m "(e2e or serial) and not (worker and not e2e)" $(PYTEST_ARGS) \
+	  > $(SERIAL_LOG) 2>&1 & serial_pid=$$!; \
+	REDIS_URL="$$(redis_db 2)" DATABASE_URL="$${DATABASE_URL:+$${DATABASE_URL}_worker}" \
+	  $(BIN)/python -m pytest -p no:cacheprovider -m "worker and not e2e" $(PYTEST_ARGS) \
+	  > $(WORKER_LOG) 2>&1 & worker_pid=$$!; \
+	trap 'kill $$serial_pid $$worker_pid 2>/dev/null' INT TERM; \
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile \
 	  -m "not worker and not e2e and not serial" $(PYTEST_ARGS); parallel=$$?; \
-	echo "make test: the one-at-a-time pass (worker, e2e, serial), run beside it:"; \
-	wait $$serial_pid; serial=$$?; cat $(SERIAL_LOG); \
-	echo "make test: pytest exited $$parallel (in parallel) and $$serial (one at a time)"; \
-	if [ $$parallel = 5 ] && [ $$serial = 5 ]; then exit 5; fi; \
-	for status in $$parallel $$serial; do [ $$status = 0 ] || [ $$status = 5 ] || exit $$status; done
+	wait $$worker_pid; worker=$$?; \
+	echo "make test: the real-worker pass, run beside it:"; cat $(WORKER_LOG); \
+	wait $$serial_pid; serial=$$?; \
+	echo "make test: the browser and serial pass, run beside it:"; cat $(SERIAL_LOG); \
+	echo "make test: pytest exited $$parallel (in parallel), $$worker (real worker) and $$serial (browser, serial)"; \
+	if [ $$parallel = 5 ] && [ $$serial = 5 ] && [ $$worker = 5 ]; then exit 5; fi; \
+	for status in $$parallel $$worker $$serial; do [ $$status = 0 ] || [ $$status = 5 ] || exit $$status; done
 
 ## test-fast: the pure statistics and unit tests only (no database, no browser)
 test-fast: $(VENV)/.test-deps
