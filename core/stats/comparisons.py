@@ -298,8 +298,26 @@ def _fit_pairs(pi: IntArray, pj: IntArray, wi: FloatArray, wj: FloatArray, tt: F
             neg_h[np.arange(n), np.arange(n)] += 2 * eps * s * (1 - s)
         return ll, grad, neg_h
 
+    fixed_tau = tau
+    x, ll, iterations = _newton(
+        lambda x, hessian: evaluate(x[:n], float(x[n]) if davidson else fixed_tau, hessian),
+        np.append(theta, tau) if davidson else theta, eps=eps, u=u, tol=tol, max_iter=max_iter)
+    theta, tau = x[:n], float(x[n]) if davidson else fixed_tau
+    if eps:  # report the likelihood of the data alone
+        ll -= float(eps * np.sum(theta - 2 * np.logaddexp(0.0, theta)))
+    return theta - theta.mean(), tau, ll, iterations
+
+
+def _newton(evaluate: Callable[[FloatArray, bool], tuple[float, FloatArray, FloatArray | None]],
+            x: FloatArray, *, eps: float, u: FloatArray, tol: float,
+            max_iter: int) -> tuple[FloatArray, float, int]:
+    """Maximise a concave log-likelihood by Newton's method with step halving; return the
+    parameters, the log-likelihood there and the iterations taken. ``evaluate(x, hessian)``
+    gives the log-likelihood, its gradient and (when asked) its negated Hessian; without the
+    regularisation ``eps`` the strengths are identified only up to a shift, so ``u u^T`` (``u``
+    along that shift) is added to the system solved."""
     iterations = 0
-    ll, grad, neg_h = evaluate(theta, tau, True)
+    ll, grad, neg_h = evaluate(x, True)
     while iterations < max_iter:
         iterations += 1
         assert neg_h is not None
@@ -310,20 +328,17 @@ def _fit_pairs(pi: IntArray, pj: IntArray, wi: FloatArray, wj: FloatArray, tt: F
             step = np.linalg.lstsq(system, grad, rcond=None)[0]
         scale = 1.0
         while True:
-            new_theta = theta + scale * step[:n]
-            new_tau = tau + scale * step[n] if davidson else tau
-            new_ll, _, _ = evaluate(new_theta, new_tau, False)
+            new_x = x + scale * step
+            new_ll, _, _ = evaluate(new_x, False)
             if new_ll >= ll - 1e-12 * max(1.0, abs(ll)) or scale < 1e-6:
                 break
             scale /= 2
-        theta, tau = new_theta, new_tau
+        x = new_x
         done = float(np.max(np.abs(scale * step))) < tol
-        ll, grad, neg_h = evaluate(theta, tau, True)
+        ll, grad, neg_h = evaluate(x, True)
         if done:
             break
-    if eps:  # report the likelihood of the data alone
-        ll -= float(eps * np.sum(theta - 2 * np.logaddexp(0.0, theta)))
-    return theta - theta.mean(), tau, ll, iterations
+    return x, ll, iterations
 
 
 def bradley_terry(winner: object, loser: object, tie: object | None = None, *, n_outputs: int,
@@ -452,28 +467,7 @@ def _fit_pl(st: _Stages, weight: FloatArray, n: int, theta0: FloatArray | None =
         return ll, grad, neg_h
 
     theta = np.zeros(n) if theta0 is None else np.array(theta0, dtype=np.float64)
-    iterations = 0
-    ll, grad, neg_h = evaluate(theta, True)
-    while iterations < max_iter:
-        iterations += 1
-        assert neg_h is not None
-        system = neg_h if eps else neg_h + np.outer(u, u)
-        try:
-            step = np.linalg.solve(system, grad)
-        except np.linalg.LinAlgError:
-            step = np.linalg.lstsq(system, grad, rcond=None)[0]
-        scale = 1.0
-        while True:
-            new_theta = theta + scale * step
-            new_ll, _, _ = evaluate(new_theta, False)
-            if new_ll >= ll - 1e-12 * max(1.0, abs(ll)) or scale < 1e-6:
-                break
-            scale /= 2
-        theta = new_theta
-        done = float(np.max(np.abs(scale * step))) < tol
-        ll, grad, neg_h = evaluate(theta, True)
-        if done:
-            break
+    theta, ll, iterations = _newton(evaluate, theta, eps=eps, u=u, tol=tol, max_iter=max_iter)
     if eps:
         ll -= float(eps * np.sum(theta - 2 * np.logaddexp(0.0, theta)))
     return theta - theta.mean(), ll, iterations, bool(connected)
