@@ -74,6 +74,10 @@ class Answer(models.Model):
     value = models.FloatField(null=True, blank=True)
     missing = models.CharField(max_length=10, choices=Missing.choices, blank=True, default="")
     comment = models.TextField(blank=True)
+    # A comparative question's judgment as given (core/comparative.py): the outputs in the order
+    # shown and the choice, by the outputs' external ids; ``value`` then holds the canonical
+    # index of the chosen (best, first-ranked) output, 0.5 for a pairwise tie. Null for a scale.
+    choice = models.JSONField(null=True, blank=True)
 
     class Meta:
         ordering = ["response", "question"]

@@ -141,7 +141,20 @@ class Question(models.Model):
         CANT_JUDGE = "cant_judge", _("Can't judge")
         SKIPPED = "skipped", _("Not answered")
 
+    class Kind(models.TextChoices):
+        SCALE = "scale", _("Scale")
+        PAIRWISE = "pairwise", _("Pairwise preference")
+        RANKING = "ranking", _("Ranking")
+        BWS = "bws", _("Best–worst scaling")
+
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="questions")
+    # A scale question is asked about every item without outputs; a comparative one (pairwise,
+    # ranking, best–worst) about every item with outputs (a comparison), with its options
+    # (core/comparative.py: ties, strength) in ``comparison`` and no ``values``
+    # (docs/comparisons.md).
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.SCALE,
+                            db_default=Kind.SCALE)
+    comparison = models.JSONField(default=dict, blank=True, db_default={})
     key = models.SlugField(max_length=40, help_text="Names the question in files and results.")
     position = models.PositiveSmallIntegerField(default=0)
     prompt = models.CharField(max_length=500, blank=True, help_text="Shown above the options.")
@@ -149,7 +162,8 @@ class Question(models.Model):
     allow_comment = models.BooleanField(default=False)
     allow_cant_judge = models.BooleanField(default=False)
     preset = models.CharField(max_length=60, blank=True)
-    values = models.JSONField(help_text="Ordered list of the scale's values (numbers).")
+    values = models.JSONField(help_text="Ordered list of the scale's values (numbers); empty "
+                                        "for a comparative question.")
     labels = models.JSONField(default=dict, help_text="{value: label} shown to annotators.")
     rubric = models.TextField(blank=True, help_text="Markdown, shown once above the questions.")
     reductions = models.JSONField(default=list, blank=True)
@@ -169,6 +183,15 @@ class Question(models.Model):
 
     def options(self) -> list[tuple[str, str]]:
         return [(_key(v), self.labels.get(_key(v), "")) for v in self.values]
+
+    @property
+    def is_comparative(self) -> bool:
+        return self.kind != Question.Kind.SCALE
+
+    def applies_to(self, item: Item) -> bool:
+        """Whether this question is asked about ``item``: a comparative question about a
+        comparison (an item with outputs), a scale question about every other item."""
+        return self.is_comparative == bool(item.outputs)
 
     def reduction_maps(self) -> dict[str, dict[str, float]]:
         """Return ``{name: {raw value key: code}}`` in the question's order."""
@@ -190,6 +213,9 @@ class Item(models.Model):
         MAIN = "main", _("Main item")
         SCREENING = "screening", _("Screening item")
         CHECK = "check", _("Attention check")
+        # An output only shown inside comparisons (a pairwise, ranking or best–worst study
+        # without a scale question): never assigned on its own.
+        OUTPUT = "output", _("Output shown in comparisons")
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="items")
     external_id = models.CharField(max_length=200, help_text="The `id` column of the import.")
@@ -215,6 +241,10 @@ class Item(models.Model):
     # A check item's chosen place among a participant's main presentations (1 = first);
     # None: a seeded random place.
     check_at = models.PositiveIntegerField(null=True, blank=True)
+    # A comparison: the external ids of the outputs (items of the same study) it compares, in
+    # its canonical order (the order of the design or of the import); empty for every other
+    # item. The annotator sees them in an order shuffled per participant (core/comparative.py).
+    outputs = models.JSONField(default=list, blank=True, db_default=[])
 
     class Meta:
         ordering = ["study", "position"]
