@@ -115,6 +115,8 @@ class AnswerInput:
     value: float | None
     missing: str = ""
     comment: str = ""
+    # A comparative question's judgment as given (core/comparative.py); None for a scale.
+    choice: dict[str, Any] | None = None
 
 
 MAX_COMMENT = 5000
