@@ -229,6 +229,14 @@ def study_definition(*, study: Study) -> dict[str, Any]:
     answers are not part of it. One query (the questions)."""
     questions = []
     for question in study.question_list:
+        if question.is_comparative:
+            entry = {"key": question.key, "prompt": question.prompt, "kind": question.kind,
+                     "options": dict(question.comparison), "required": question.required,
+                     "comment": question.allow_comment, "cant_judge": question.allow_cant_judge}
+            if question.rubric:
+                entry["rubric"] = question.rubric
+            questions.append(entry)
+            continue
         scale, rubric = _definition_scale(question, study.language)
         entry: dict[str, Any] = {"key": question.key, "prompt": question.prompt, "scale": scale,
                                  "required": question.required,
