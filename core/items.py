@@ -238,12 +238,13 @@ def _item_rows(rows: Iterator[tuple[int, dict[str, str]]], *, errors: Collector,
         elif id_check is not None and (problem := id_check(item_id, line)) is not None:
             errors.add(problem, line=line, column="id")
         item = ItemRow(line=line, external_id=item_id)
-        item.outputs = _outputs(clean(row.get(OUTPUTS_COLUMN, "")), item_id, errors, line)
+        compares = clean(row.get(OUTPUTS_COLUMN, ""))
+        item.outputs = _outputs(compares, item_id, errors, line)
         for name in TEXT_COLUMNS:
             setattr(item, name, clean(row.get(name, "")))
         for name in needed:  # a comparison shows its outputs: its own text may be empty
             if name in columns and not getattr(item, name).strip() and display != "coref" \
-                    and not item.outputs:
+                    and not compares.strip():
                 errors.add(f"empty {name}", line=line, column=name)
         for name in LABEL_COLUMNS:
             label = clean(row.get(name, "").strip())

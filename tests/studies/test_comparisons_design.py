@@ -352,3 +352,21 @@ def test_the_api_builds_a_design(alice):
     bad = api.post(f"/api/studies/{study.slug}/comparisons/", {"kind": "pairs", "per_pair": 99},
                    format="json")
     assert bad.status_code == 400 and "per_pair" in json.dumps(bad.json())
+
+
+def test_a_mixed_study_assigns_comparisons_beside_the_outputs_balanced_by_system(alice):
+    study = make(alice, [*PAIRWISE, {"key": "q", "scale": "likert-1-5"}],
+                 items=outputs_csv(sources=("s1", "s2", "s3", "s4")))
+    comparisons_generate(study=study, user=alice)  # 24 comparisons, 16 outputs
+    study.items_per_participant = 20
+    study.save()
+    study_open(study=study)
+    participant = participants_invite(study=study, count=1)[0]
+    participant_assign(participant=participant)
+    assigned = list(Item.objects.filter(assignments__participant=participant)
+                    .values_list("system", "outputs"))
+    assert len(assigned) == 20
+    systems = Counter(system for system, outputs in assigned if not outputs)
+    # A comparison counts as an item of no system: five groups (four systems and none) of 4.
+    assert systems == {"A": 4, "B": 4, "C": 4, "D": 4}
+    assert sum(1 for system, outputs in assigned if outputs and system == "") == 4
