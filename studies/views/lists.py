@@ -148,8 +148,13 @@ def _item(study: Study, item_pk: int) -> Item:
 @study_view(need=Role.VIEWER)
 def item_detail(request: HttpRequest, study: Study, item_pk: int) -> HttpResponse:
     item = _item(study, item_pk)
+    # A comparison's outputs, in its order, each with its page and system.
+    found = {i.external_id: i for i in study.items.filter(external_id__in=item.outputs)
+             .only("pk", "external_id", "system")} if item.outputs else {}
+    compared = [(name, found.get(name)) for name in item.outputs]
     return render(request, "studies/item.html", {
         "study": study, "item": item, "can_change": _items_changeable(study),
+        "compared": compared,
         "policy": quality_policy(study=study),
         "n_assigned": item.assignments.count(),
         "n_answers": item.responses.filter(is_current=True).count(),

@@ -115,3 +115,14 @@ def test_a_reader_cannot_build_comparisons(alice, bob, client):
     reply = client.post(f"/studies/{study.slug}/comparisons/", {"kind": "pairs"})
     assert reply.status_code in (403, 404)
     assert not study.items.exclude(outputs=[]).exists()
+
+
+def test_a_comparisons_page_links_its_outputs(alice, client):
+    study = make(alice, PAIRWISE, items=outputs_csv(sources=("s1",)))
+    comparisons_generate(study=study, user=alice, seed=2)
+    comparison = study.items.get(external_id="cmp-s1-1")
+    client.force_login(alice)
+    page = client.get(f"/studies/{study.slug}/items/{comparison.pk}/").content.decode()
+    first = study.items.get(external_id=comparison.outputs[0])
+    assert f'/studies/{study.slug}/items/{first.pk}/"><code>{first.external_id}</code>' in page
+    assert f"({first.system})" in page and "pair, seed 2" in page
