@@ -257,7 +257,19 @@ def item_update(*, item: Item, user: User | None = None, text: str | None = None
 
 @transaction.atomic
 def item_delete(*, item: Item, user: User | None = None) -> None:
-    """Delete an item of a draft study that has no answers; recorded with its id."""
+    """Delete an item of a draft study that has no answers and that no comparison compares;
+    recorded with its id."""
     _item_changeable(item, "deleted")
+    using = (Item.objects.filter(study_id=item.study_id, outputs__contains=[item.external_id])
+             .values_list("external_id", flat=True)[:3])
+    if using:
+        raise InputError([Problem(item.external_id, None, None,
+                                  f"this item is an output of the comparison "
+                                  f"{', '.join(using)}: delete or rebuild the comparisons first")])
+    if item.outputs:  # its outputs may now be compared nowhere: their role follows
+        study_event(study=item.study, user=user, action="item_delete", item=item.external_id)
+        item.delete()
+        outputs_roles_sync(item.study)
+        return
     study_event(study=item.study, user=user, action="item_delete", item=item.external_id)
     item.delete()

@@ -370,3 +370,28 @@ def test_a_mixed_study_assigns_comparisons_beside_the_outputs_balanced_by_system
     # A comparison counts as an item of no system: five groups (four systems and none) of 4.
     assert systems == {"A": 4, "B": 4, "C": 4, "D": 4}
     assert sum(1 for system, outputs in assigned if outputs and system == "") == 4
+
+
+def test_create_study_reads_a_definition_with_comparative_questions(alice, tmp_path):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    path = tmp_path / "prefs.json"
+    path.write_text(json.dumps(DEFINITION))
+    out = StringIO()
+    call_command("create_study", "--definition", str(path), "--owner", "alice", stdout=out)
+    assert "Question 'fluency': Pairwise preference (ties True, strength True)." in out.getvalue()
+    assert "Question 'best': Best–worst scaling (size 3)." in out.getvalue()
+
+
+def test_an_output_cannot_be_deleted_while_a_comparison_compares_it(alice):
+    from studies.services import item_delete
+
+    study = make(alice, PAIRWISE, items="id,text,outputs\na,Alpha,\nb,Beta,\nab,,a|b\n")
+    with pytest.raises(InputError, match="output of the comparison ab"):
+        item_delete(item=study.items.get(external_id="a"))
+    item_delete(item=study.items.get(external_id="ab"))
+    # Compared nowhere now: main items again.
+    assert dict(study.items.values_list("external_id", "role")) == {"a": "main", "b": "main"}
+    item_delete(item=study.items.get(external_id="a"))
