@@ -395,3 +395,12 @@ def test_an_output_cannot_be_deleted_while_a_comparison_compares_it(alice):
     # Compared nowhere now: main items again.
     assert dict(study.items.values_list("external_id", "role")) == {"a": "main", "b": "main"}
     item_delete(item=study.items.get(external_id="a"))
+
+
+def test_a_clone_keeps_the_comparisons_and_the_outputs_roles(alice):
+    study = make(alice, PAIRWISE, items=outputs_csv())
+    comparisons_generate(study=study, user=alice, seed=9)
+    clone = study_clone(study=study, slug="cmp-copy", user=alice)
+    def rows(s):
+        return sorted(s.items.values_list("external_id", "role", "outputs", "source", "meta"))
+    assert rows(clone) == rows(study)
