@@ -343,6 +343,7 @@ class StudyEvent(models.Model):
         INVITE = "invite", _("Invitation links created")
         CONTROLS = "controls", _("Random control pairs added")
         ITEMS = "items", _("Items uploaded")
+        COMPARISONS = "comparisons", _("Comparisons built")
         SYSTEM_SCORES = "system_scores", _("System-level scores imported")
         SYSTEM_SCORES_DELETE = "system_scores_delete", _("System-level scores deleted")
 
