@@ -104,8 +104,6 @@ def test_a_pairwise_study_is_made_and_its_pairs_built_in_the_browser(live_server
     expect(page.locator("#items")).to_contain_text("compares")
     expect(page.locator("#items")).to_contain_text("(pegasus)")
     shot(page, "items-comparisons")
-    # (audited without the flash message: base.html's `<ul class="messages" role="status">`
-    # breaks axe's list rules on every page that shows one; not this page's doing)
     audit.visit(page, "items with comparisons", f"{base}/studies/prefs/items/")
     # Again, as tuples: the page asks first, then replaces them.
     page.check("#comparisons-form input[value='tuples']")
