@@ -35,7 +35,8 @@ def answer_for(current: dict[str, dict[str, Any]] | None, key: str) -> dict[str,
     """Return a question's answer so far as the page shows it: value key, can't judge, comment."""
     answer = (current or {}).get(key) or {}
     value = answer.get("value")
-    choice = answer.get("choice") if isinstance(answer.get("choice"), dict) else {}
+    raw = answer.get("choice")
+    choice: dict[str, Any] = raw if isinstance(raw, dict) else {}
     return {
         "value": "" if value is None else _option_key(value),
         "cant_judge": answer.get("missing") == Question.Missing.CANT_JUDGE,
