@@ -64,6 +64,11 @@
     comp: fieldset.dataset.kind && fieldset.dataset.kind !== "scale" && comparative
       ? comparative.attach(fieldset, () => {
         fieldset.classList.remove("missing");
+        // "Answer this question first" is stale once it is answered.
+        if (["msg-missing", "msg-choose"].includes(status.dataset.state)) {
+          status.textContent = "";
+          status.dataset.state = "";
+        }
         events.push(["choose:" + (n + 1), rel()]);
         onComparative();
       }) : null,
