@@ -33,7 +33,7 @@ from .models import Answer, Response
 from .reclaim import participant_return as participant_return  # callers find them here
 from .reclaim import participants_reclaim as participants_reclaim
 from .responses_import import responses_import as responses_import
-from .selectors import hot_cursor, revisable
+from .selectors import hot_cursor, outputs_at, revisable
 
 MAX_EVENTS = 500
 
@@ -434,9 +434,7 @@ def response_submit(
         # Only a study with a comparative question looks its item up (one query): the questions
         # asked depend on whether it is a comparison, and a judgment is checked against its
         # outputs. A scale-only study's answer path costs nothing more.
-        outputs = (Item.objects.filter(assignments__participant=participant,
-                                       assignments__position=position)
-                   .values_list("outputs", flat=True).first()) or []
+        outputs = outputs_at(participant=participant, position=position)
         questions = [q for q in questions if q.is_comparative == bool(outputs)]
     validated = answers_validate(questions=questions, submitted=answers, outputs=outputs)
     if active_ms is not None and not 0 <= active_ms <= MAX_ACTIVE_MS:
