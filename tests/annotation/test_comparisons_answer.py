@@ -91,14 +91,17 @@ def test_cant_judge_stores_no_value_and_no_choice(pairwise):
 
 
 @pytest.mark.parametrize(("raw", "message"), [
-    ({"pick": "s1-gamma"}, "pref: pick: 's1-gamma' is not one of the outputs shown"),
-    ({"pick": "s2-alpha"}, "pref: pick: 's2-alpha' is not one of the outputs shown"),
+    ({"pick": "s1-gamma"}, "pref: pick: 's1-gamma' is not one of the outputs shown"),  # none
+    ({"pick": "OTHER"}, "pref: pick: 'OTHER' is not one of the outputs shown"),
     ({"shown": ["s1-alpha"], "pick": "s1-alpha"}, "pref: shown must list this comparison"),
     ({"pick": "tie", "strength": "much"}, "pref: a tie has no strength"),
     ({"pick": "s1-alpha", "strength": "hugely"}, "pref: strength must be one of slightly, much"),
 ])
 def test_a_judgment_that_cannot_be_stored_is_refused_naming_the_question(pairwise, raw, message):
-    order, _item = shown(pairwise)
+    order, item = shown(pairwise)
+    if raw.get("pick") == "OTHER":  # an output of the other comparison
+        other = "s2-alpha" if item.source == "src1" else "s1-alpha"
+        raw, message = {"pick": other}, message.replace("OTHER", other)
     with pytest.raises(AnswerRejected) as refused:
         answer(pairwise, {"pref": {"choice": {"shown": order, **raw}}})
     assert refused.value.status == 400 and str(refused.value).startswith(message)
@@ -212,7 +215,7 @@ def test_the_page_shows_the_outputs_in_the_participants_order_and_the_pairwise_c
     assert "A is better" in page and "B is better" in page and ">Tie<" in page
     assert 'name="strength:pref" value="slightly"' in page
     # The output's text is sanitised, never raw: its <b> stays, its & is escaped.
-    assert "<b>bold</b> &amp; more" in page and "The prompt of src1." in page
+    assert "<b>bold</b> &amp; more" in page and f"The prompt of {item.source}." in page
     assert 'name="value' not in page and "js/comparisons." in page
     assert html_attr(page, "data-shown") == order
 
