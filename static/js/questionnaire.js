@@ -433,7 +433,7 @@
     if (/^[0-9]$/.test(e.key)) {
       if (typing || locked) return;
       const q = target(el);
-      const r = q && q.radios.find((x) => x.value === e.key);
+      const r = q && !q.comp && q.radios.find((x) => x.value === e.key);
       if (r && !r.disabled) {
         e.preventDefault();
         choose(q, r);

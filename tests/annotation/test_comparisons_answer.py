@@ -280,3 +280,19 @@ def test_going_back_shows_the_judgment_given(client, alice):
     assert f'name="best:bw" value="{order[3]}" checked' in page
     assert f'name="worst:bw" value="{order[2]}" checked' in page
     assert 'data-ranked="1"' in page
+
+
+def test_the_researchers_preview_shows_a_comparison_as_an_annotator_sees_it(alice_client,
+                                                                            alice):
+    study = comparison_study(alice, size=4, sources=1, questions=[
+        {"key": "rank", "kind": "ranking", "comparison": {}},
+        {"key": "bw", "kind": "bws", "comparison": {}}])
+    index = list(study.items.order_by("position").values_list("external_id", flat=True)) \
+        .index("cmp-src1-1")
+    page = alice_client.get(f"/studies/{study.slug}/preview/?n={index}").content.decode()
+    assert 'data-kind="ranking"' in page and 'data-kind="bws"' in page
+    assert page.count('class="rank-row"') == 4 and page.count('name="best:bw"') == 4
+    # No tie offered where the question allows none.
+    assert "tie-above" not in page
+    output = alice_client.get(f"/studies/{study.slug}/preview/?n=0").content.decode()
+    assert 'data-kind=' not in output  # an output alone is asked nothing here
