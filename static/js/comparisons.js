@@ -174,6 +174,8 @@
     // Drag: the row follows the pointer; passing another row's middle swaps them.
     let dragging = null;
     list.addEventListener("pointerdown", (e) => {
+      // A drag whose end never arrived (a lost pointerup) ends before anything else happens.
+      if (dragging) drop({ pointerId: dragging.id });
       const row = e.target instanceof Element ? e.target.closest(".rank-row") : null;
       if (!row || off || e.button > 0 || e.target.closest("button, input, label")) return;
       dragging = { row: row, id: e.pointerId, moved: false };
@@ -204,16 +206,17 @@
         }
       }
     });
-    const drop = (e) => {
+    function drop(e) {
       if (!dragging || e.pointerId !== dragging.id) return;
       const row = dragging.row;
       const moved = dragging.moved;
       dragging = null;
       row.classList.remove("dragging");
       if (moved) { ranked(); announce(row); }
-    };
+    }
     list.addEventListener("pointerup", drop);
     list.addEventListener("pointercancel", drop);
+    list.addEventListener("lostpointercapture", drop);
     refresh();
 
     function place(groups) {
