@@ -216,7 +216,6 @@
     }
     list.addEventListener("pointerup", drop);
     list.addEventListener("pointercancel", drop);
-    list.addEventListener("lostpointercapture", drop);
     refresh();
 
     function place(groups) {
