@@ -111,6 +111,13 @@ def test_a_pairwise_question_by_keyboard_and_by_touch(live_server, sized, alice)
     boxes = [phone.locator(f'.output[data-output="{o}"]').bounding_box() for o in order]
     assert boxes[1]["y"] > boxes[0]["y"] + boxes[0]["height"] - 1  # stacked
     audit(phone, "pairwise", 390)
+    # "I can't judge this" clears and disables the picks; untaking it gives them back.
+    phone.get_by_text("B is better").tap()
+    phone.get_by_text("I can't judge this").tap()
+    expect(phone.locator(f'input[name="pick:pref"][value="{order[1]}"]')).not_to_be_checked()
+    expect(phone.locator('input[name="pick:pref"]').first).to_be_disabled()
+    phone.get_by_text("I can't judge this").tap()
+    expect(phone.locator('input[name="pick:pref"]').first).to_be_enabled()
     phone.get_by_text("A is better").tap()
     phone.get_by_text("Much", exact=True).tap()
     phone.locator("details.comment summary").tap()
@@ -202,6 +209,12 @@ def test_a_ranking_and_a_best_worst_question_by_keyboard_and_by_touch(live_serve
     expect(rows.first).to_have_attribute("data-output", o[3])
     assert phone.eval_on_selector_all(".rank-row", "rows => rows.map(r => r.dataset.output)") \
         == [o[3], o[0], o[2], o[1]]
+    # A reload shows the ranking not confirmed yet again (the draft kept in the browser).
+    phone.reload()
+    expect(phone.locator("#answer-form")).to_have_attribute("data-ready", "true")
+    assert phone.eval_on_selector_all(".rank-row", "rows => rows.map(r => r.dataset.output)") \
+        == [o[3], o[0], o[2], o[1]]
+    expect(phone.locator(".ranking-list")).to_have_attribute("data-ranked", "1")
     # Best–worst: marking the worst output best clears it as the worst.
     phone.get_by_label(f"Worst: output {'ABCD'[2]}").tap()
     phone.get_by_label(f"Best: output {'ABCD'[2]}").tap()
