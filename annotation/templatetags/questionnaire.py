@@ -57,13 +57,15 @@ def item_page(questions: Iterable[Question], item: Item | None,
     (`Question.applies_to`) and, for a comparison, its outputs in the order this participant
     sees them (`core.comparative.shown_order`; a preview has no participant, its own order)."""
     if item is None:
-        return {"questions": list(questions), "outputs": [], "comparison": False}
+        return {"questions": list(questions), "outputs": [], "comparison": False,
+                "ranking": False}
     asked = [q for q in questions if q.applies_to(item)]
     outputs: list[Output] = []
     if item.outputs and any(q.is_comparative for q in asked):
         who = participant.pk if isinstance(participant, Participant) else "preview"
         outputs = comparison_outputs(item=item, key=f"{who}:{item.pk}")
-    return {"questions": asked, "outputs": outputs, "comparison": bool(item.outputs)}
+    return {"questions": asked, "outputs": outputs, "comparison": bool(item.outputs),
+            "ranking": any(q.kind == Question.Kind.RANKING for q in asked)}
 
 
 @register.simple_tag
