@@ -21,7 +21,7 @@ from django.db import IntegrityError, connections, router, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.utils import timezone
 
-from core.comparative import JudgmentError, judgment_clean
+from core.comparative import JudgmentError, asks, judgment_clean
 from core.responses import (
     MAX_ACTIVE_MS,
 )
@@ -435,7 +435,7 @@ def response_submit(
         # asked depend on whether it is a comparison, and a judgment is checked against its
         # outputs. A scale-only study's answer path costs nothing more.
         outputs = outputs_at(participant=participant, position=position)
-        questions = [q for q in questions if q.is_comparative == bool(outputs)]
+        questions = [q for q in questions if asks(q.kind, len(outputs))]
     validated = answers_validate(questions=questions, submitted=answers, outputs=outputs)
     if active_ms is not None and not 0 <= active_ms <= MAX_ACTIVE_MS:
         active_ms = None
