@@ -105,9 +105,11 @@ def _read_fraction(data: bytes | BinaryIO) -> Any:
 def _import(*, study: Study, data: bytes | BinaryIO, filename: str, annotator_column: str | None,
             item_map: Any, value_map: Any, meta_columns: Sequence[str], max_bytes: int,
             dry_run: bool, progress: Progress | None) -> ImportSummary:
-    questions = study.question_list
+    # A response file answers the scale questions about the items that are not comparisons
+    # (a comparative question's judgments have a file of their own, `judgments_import`).
+    questions = [q for q in study.question_list if not q.is_comparative]
     question_ids = {q.key: q.pk for q in questions}
-    item_ids = dict(study.items.values_list("external_id", "id"))
+    item_ids = dict(study.items.filter(outputs=[]).values_list("external_id", "id"))
     stream = responses_stream_long(
         data, filename=filename, items=item_ids, questions={q.key: q.values for q in questions},
         annotator_column=annotator_column, item_map=item_map, value_map=value_map,
