@@ -284,12 +284,12 @@ class _Reader:
                 ) -> list[str] | None:
         """The outputs of the ``items`` cell in the order shown, or None (reported)."""
         errors = self.errors
-        text = raw.strip()
+        text = unneutralise(raw.strip())  # the whole cell, as the export neutralised it
         if not text:
             errors.add("empty items: list the outputs shown, separated by |", line=line,
                        column="items")
             return None
-        listed = [unneutralise(part.strip()) for part in text.split(SEPARATOR)]
+        listed = [part.strip() for part in text.split(SEPARATOR)]
         ok = True
         for name in listed:
             if not name:
