@@ -36,6 +36,7 @@ from core.comparative import (
     MAX_OUTPUTS,
     MIN_OUTPUTS,
     SEPARATOR,
+    TIE_MARK,
     JudgmentError,
     judgment_clean,
     judgment_from_text,
@@ -322,6 +323,12 @@ class _Reader:
                 return None
             return Cell(None, missing or "skipped", comment)
         kind, options = question.kind, question.options
+        tied = [name for name in listed if TIE_MARK in name]
+        if kind == "ranking" and tied:
+            self.errors.add(f"the output id {_short(tied[0], 40)!r} holds '=', which a "
+                            "ranking's choice puts between tied outputs: rename the output to "
+                            "import its rankings", line=line, column="items")
+            return None
         try:
             if strength and kind != "pairwise":
                 raise JudgmentError(f"a {kind} question takes no strength")

@@ -235,3 +235,15 @@ def test_it_refuses_an_empty_annotator_and_a_long_one():
     found = problems(f"annotator,items,choice\n,a|b,a\n{'x' * 201},a|b,a\n")
     assert (2, "annotator", "empty annotator id") in found
     assert (3, "annotator", "annotator id longer than 200 characters") in found
+
+
+def test_it_names_an_output_id_a_ranking_cannot_write():
+    questions = {"rank": ComparativeQuestion("ranking", {"ties": True})}
+    found = judgments_parse(b"annotator,items,choice\nann1,a|b,a|b\n", filename="j.csv",
+                            outputs=["a", "b", "c=d"], questions=questions, max_bytes=1000)
+    assert found.rows == 1
+    with pytest.raises(InputError) as caught:
+        judgments_parse(b"annotator,items,choice\nann1,a|c=d,a|c=d\n", filename="j.csv",
+                        outputs=["a", "b", "c=d"], questions=questions, max_bytes=1000)
+    assert [(p.line, p.column) for p in caught.value.problems] == [(2, "items")]
+    assert "holds '='" in caught.value.problems[0].message
