@@ -15,7 +15,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connections, router
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Exists, Max, OuterRef, Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -188,8 +188,12 @@ def study_is_comparative(*, study: Study) -> bool:
 def revision_columns(*, study: Study) -> tuple[str, ...]:
     """The columns of the revisions export (as `response_columns`), then `choice` for a study
     with comparative questions. One query."""
-    return (REVISION_COLUMNS + (ITEM_LABEL_COLUMNS if study_has_labels(study=study) else ())
-            + ((CHOICE_COLUMN,) if study_is_comparative(study=study) else ()))
+    labels, comparative = Study.objects.filter(pk=study.pk).values_list(
+        Exists(Item.objects.filter(study=OuterRef("pk")).filter(~Q(system="") | ~Q(source=""))),
+        Exists(Question.objects.filter(study=OuterRef("pk")).exclude(
+            kind=Question.Kind.SCALE))).get()
+    return (REVISION_COLUMNS + (ITEM_LABEL_COLUMNS if labels else ())
+            + ((CHOICE_COLUMN,) if comparative else ()))
 
 
 def response_rows(*, study: Study, labels: bool = False) -> Iterator[tuple[object, ...]]:

@@ -151,3 +151,16 @@ def test_the_download_page_streams_the_judgments(study, alice_client):
     page = alice_client.get(reverse("exports:download", args=[study.slug, "judgments", "csv"]))
     assert page.status_code == 200
     assert b"".join(page.streaming_content).startswith(b"annotator,item,question,kind")
+
+
+def test_the_export_links_offer_the_judgments_and_the_scores(scored, alice, make_study):
+    from django.template.loader import render_to_string
+
+    html = render_to_string("exports/_links.html", {
+        "study": scored, "document": {"comparison_scores": SCORES}})
+    assert html.count('id="judgment-exports"') == 1
+    assert reverse("exports:download", args=[scored.slug, "judgments", "parquet"]) in html
+    assert reverse("exports:download", args=[scored.slug, "comparison_scores", "csv"]) in html
+    plain = make_study(alice, slug="plain-links")
+    html = render_to_string("exports/_links.html", {"study": plain, "document": {"x": 1}})
+    assert "judgment-exports" not in html and "comparison-score-exports" not in html
