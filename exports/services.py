@@ -348,9 +348,13 @@ def _scale_description(question: Question) -> dict[str, Any]:
 
 
 def _question_description(question: Question) -> dict[str, Any]:
+    # A comparative question's kind and options (ties, strength, size); a scale's kind only.
+    kind = {"kind": question.kind,
+            **({"options": dict(question.comparison)} if question.is_comparative else {})}
     return {"key": question.key, "prompt": question.prompt, "required": question.required,
             "allow_comment": question.allow_comment,
-            "allow_cant_judge": question.allow_cant_judge, **_scale_description(question)}
+            "allow_cant_judge": question.allow_cant_judge, **kind,
+            **_scale_description(question)}
 
 
 def bundle_settings(*, study: Study, document: dict[str, Any]) -> dict[str, Any]:

@@ -74,3 +74,14 @@ def test_a_replayed_bundle_reproduces_every_judgment(bundle, alice):
                          slug="replayed")
     assert stored(done.study) == original
     assert any(row[-1] != "null" for row in original)  # judgments, not only blanks
+
+
+def test_the_bundles_settings_and_readme_name_the_comparative_questions(bundle):
+    with zipfile.ZipFile(io.BytesIO(bundle)) as archive:
+        settings = json.loads(archive.read("settings.json"))
+        readme = archive.read("README.md").decode()
+    kinds = {q["key"]: (q["kind"], q.get("options")) for q in settings["questions"]}
+    assert kinds["better"] == ("pairwise", {"ties": True, "strength": True})
+    assert kinds["rank"] == ("ranking", {"ties": True})
+    # two annotators × two comparisons × two comparative questions (the unasked: "skipped")
+    assert "| `judgments.csv` | 8 |" in readme
