@@ -7,6 +7,7 @@ all: parsed and checked by `core.responses`, stored through `annotation.store` (
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import PurePath
@@ -29,7 +30,7 @@ from core.responses.comparisons import ComparativeQuestion, JudgmentFile, judgme
 from core.tabular import size_over_limit
 from studies.models import Item, Participant, Study
 
-from .bulk import Progress, responses_import_copy
+from .bulk import Progress, judgments_store, responses_import_copy
 from .models import Response
 from .store import BATCH, AnnotatorRow, ResponseRow, responses_store
 
@@ -130,7 +131,11 @@ def _read_within(file: BinaryIO, limit: int, filename: str) -> bytes:
 
 def _loads_with_copy(fmt: str) -> bool:
     """Load with COPY on PostgreSQL; a wide file (one row per annotator) is small."""
-    return fmt == "long" and connections[router.db_for_write(Response)].vendor == "postgresql"
+    return fmt == "long" and _postgresql()
+
+
+def _postgresql() -> bool:
+    return connections[router.db_for_write(Response)].vendor == "postgresql"
 
 
 def _responses_store(*, study: Study, annotators: Sequence[Annotator], filename: str) -> None:
@@ -199,13 +204,21 @@ def judgments_import(*, study: Study, data: bytes | BinaryIO, filename: str, max
         item_ids = {frozenset(outputs): pk for pk, outputs in
                     study.items.exclude(outputs=[]).order_by("-position")
                     .values_list("pk", "outputs")}  # the first comparison of a set wins
-        rows = [ResponseRow(annotator=n, item_id=item_ids[outputs], presentation=1,
-                            position=None, cells=judged.cells)
-                for n, annotator in enumerate(read.annotators)
-                for outputs, judged in annotator.judged.items()]
-        responses_store(
-            study=study, responses=rows, label=f"imported from {PurePath(filename).name}",
-            annotators=[AnnotatorRow(external_id=a.external_id) for a in read.annotators])
+        label = f"imported from {PurePath(filename).name}"
+        if _postgresql():  # set-based INSERTs, no ORM object per judgment
+            judgments_store(study=study, label=label,
+                            annotators=[a.external_id for a in read.annotators],
+                            rows=[(n, item_ids[outputs], judged.cells)
+                                  for n, annotator in enumerate(read.annotators)
+                                  for outputs, judged in annotator.judged.items()])
+        else:
+            responses_store(
+                study=study, label=label,
+                annotators=[AnnotatorRow(external_id=a.external_id) for a in read.annotators],
+                responses=[ResponseRow(annotator=n, item_id=item_ids[outputs], presentation=1,
+                                       position=None, cells=judged.cells)
+                           for n, annotator in enumerate(read.annotators)
+                           for outputs, judged in annotator.judged.items()])
     return _judgments_summary(read, filename=filename, notes=notes, imported=True)
 
 
@@ -237,12 +250,27 @@ def comparisons_add(*, study: Study, outputs: Sequence[Sequence[str]]) -> list[I
         created.append(Item(study=study, external_id=external, position=position,
                             source=source, outputs=list(listed), meta={"design": "import"}))
         position += 1
-    Item.objects.bulk_create(created, batch_size=BATCH)
+    if _postgresql():  # thousands of comparisons: COPY, not an ORM object each
+        _items_copy(created)
+    else:
+        Item.objects.bulk_create(created, batch_size=BATCH)
     if not any(not q.is_comparative for q in study.question_list):
         named = {name for listed in outputs for name in listed}
         study.items.filter(external_id__in=named, role=Item.Role.MAIN).update(
             role=Item.Role.OUTPUT)
     return created
+
+
+def _items_copy(items: Sequence[Item]) -> None:
+    """Insert new comparisons with COPY (PostgreSQL): 9 000 took 4 to 7 s by `bulk_create`."""
+    with connections[router.db_for_write(Item)].cursor() as cursor, cursor.cursor.copy(
+            f"COPY {Item._meta.db_table} (study_id, external_id, position, text, text_a, "
+            "text_b, is_control, system, source, metrics, features, meta, annotation, role, "
+            "gold, tolerance, check_at, outputs) FROM STDIN") as copy:
+        for item in items:
+            copy.write_row((item.study_id, item.external_id, item.position, "", "", "", False,
+                            "", item.source, "{}", "{}", json.dumps(item.meta), "{}",
+                            item.role, "{}", "{}", None, json.dumps(item.outputs)))
 
 
 def _judgments_summary(read: JudgmentFile, *, filename: str, notes: Sequence[str],
