@@ -327,16 +327,20 @@ def matrix_columns(*, study: Study) -> tuple[list[str], dict[tuple[int, int, int
     questions = study.question_list
     several = len(questions) > 1
     items = list(Item.objects.filter(study=study).order_by("position")
-                 .values_list("pk", "external_id"))
+                 .values_list("pk", "external_id", "outputs"))
     latest = dict(Response.objects.filter(participant__study=study, presentation__gt=1)
                   .values("item_id").annotate(last=Max("presentation")).order_by()
                   .values_list("item_id", "last"))
     header = ["annotator"]
     index: dict[tuple[int, int, int], int] = {}
     for presentation in range(1, max(latest.values(), default=1) + 1):
-        for pk, external in items:
+        for pk, external, outputs in items:
             if latest.get(pk, 1) >= presentation:
+                # the questions asked about the item (`Question.applies_to`): a comparison's
+                # comparative ones, every other item's scales
                 for question in questions:
+                    if question.is_comparative != bool(outputs):
+                        continue
                     index[(pk, presentation, question.pk)] = len(header)
                     header.append(f"{external}:{question.key}" if several else external)
     return header, index
@@ -355,7 +359,9 @@ def matrix_rows(*, study: Study, width: int,
             if current is not None:
                 yield row
             current, row = pid, [names[pid]] + [None] * (width - 1)
-        row[index[(item, presentation, question)]] = value
+        column = index.get((item, presentation, question))
+        if column is not None:  # an answer to a question not asked about the item: none
+            row[column] = value
     if current is not None:
         yield row
 

@@ -164,3 +164,12 @@ def test_the_export_links_offer_the_judgments_and_the_scores(scored, alice, make
     plain = make_study(alice, slug="plain-links")
     html = render_to_string("exports/_links.html", {"study": plain, "document": {"x": 1}})
     assert "judgment-exports" not in html and "comparison-score-exports" not in html
+
+
+def test_the_matrix_has_a_column_per_question_asked_about_each_item(study):
+    header = export_bytes(study, "matrix", "csv").decode().splitlines()[0].split(",")
+    scale = next(q.key for q in study.question_list if not q.is_comparative)
+    assert f"d1-a:{scale}" in header and "d1-a:better" not in header
+    assert "cmp-doc-1-1:better" in header and f"cmp-doc-1-1:{scale}" not in header
+    rows = list(csv.DictReader(io.StringIO(export_bytes(study, "matrix", "csv").decode())))
+    assert rows[0]["cmp-doc-1-1:better"] == "0"  # A1 chose =d1-d, the comparison's first
