@@ -224,3 +224,19 @@ def test_the_api_imports_a_judgments_file(study, alice):
                       format="multipart")
     assert bad.status_code == 400
     assert not Item.objects.filter(study=study).exclude(outputs=[]).exists()
+
+
+def test_hostile_bytes_are_problems_with_their_line_never_a_crash(study):
+    for data, line, column in (
+            (b"annotator,items,choice,comment\nann1,d1-a|d1-b,d1-a,a\x00b\n", 2, 4),
+            (b"annotator,items,choice\nann1,\"d1-a|d1-b,d1-a\n", 2, None),
+            (b"annotator,items,choice\n" + b"ann1," + b"d1-a|" * 40_000 + b"d1-b,d1-a\n", 2,
+             None)):
+        with pytest.raises(InputError) as caught:
+            responses_import(study=study, data=data, filename="j.csv", fmt="judgments")
+        assert (caught.value.problems[0].line, caught.value.problems[0].column) == (line,
+                                                                                      column)
+    with pytest.raises(InputError, match="UTF-16"):
+        responses_import(study=study, data="annotator,items,choice\n".encode("utf-16"),
+                         filename="j.csv", fmt="judgments")
+    assert not Participant.objects.filter(study=study).exists()
