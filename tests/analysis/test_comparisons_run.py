@@ -207,3 +207,23 @@ def test_a_study_without_comparative_questions_has_empty_sections(alice_client, 
     analysed(study)
     body = alice_client.get(api_url(study, "comparison_scores")).json()
     assert body["results"] == []
+
+
+def test_a_comparative_only_study_starts_through_the_worker_path(make_study, alice):
+    """The worker's start (`trust_plan_create`) has no trust to fan out and completes the run
+    in place, comparisons included."""
+    from analysis.fanout import trust_plan_create
+
+    study = only(make_study, alice, "pairwise", "cmp-worker")
+    run = analysis_run_create(study=study, enqueue=False, overrides=FAST)
+    assert trust_plan_create(run_id=run.pk) == []
+    run.refresh_from_db()
+    assert run.status == AnalysisRun.Status.DONE, run.error
+    assert system_order(run.results) == list(SYSTEMS)
+    assert "comparisons" in run.timings["sections_s"]
+
+
+def test_the_dashboard_of_a_comparative_only_study_opens(alice_client, make_study, alice):
+    study = only(make_study, alice, "bws", "cmp-dashboard")
+    run_of(study)
+    assert alice_client.get(reverse("analysis:dashboard", args=[study.slug])).status_code == 200
