@@ -25,7 +25,9 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from scipy import sparse
 from scipy import stats as sps
+from scipy.sparse import csgraph
 
 from core.comparative import TIE
 from core.settings import AnalysisSettings
@@ -309,6 +311,12 @@ def _fit(j: Judgments, lv: _Level, s: AnalysisSettings) -> _Fit:
         return _Fit(None, np.zeros(0, np.int64), model, "too_many_to_fit")
     code = np.full(len(lv.units), -1, dtype=np.int64)
     code[present] = np.arange(present.size)
+    graph = sparse.coo_matrix((np.ones(lv.winner.size), (code[lv.winner], code[lv.loser])),
+                              shape=(present.size, present.size))
+    if csgraph.connected_components(graph, directed=False)[0] > 1:
+        # Groups of outputs that never meet (the outputs of different sources): one fit would
+        # rest on the virtual record alone between them; the systems level compares them.
+        return _Fit(None, np.zeros(0, np.int64), model, "groups_never_compared")
     rng = np.random.default_rng(s.seed)
     n, b, c = int(present.size), s.comparisons_bootstrap, s.bootstrap_confidence
     if j.kind == "pairwise":
@@ -324,6 +332,9 @@ def _fit(j: Judgments, lv: _Level, s: AnalysisSettings) -> _Fit:
         rankings = _rankings(j, lv, code, np.random.default_rng(s.seed))
         scores = bootstrap_rankings(rankings, n_outputs=n, n_resamples=b, confidence=c,
                                     rng=rng)
+    if not (np.all(np.isfinite(scores.fit.log_strength)) and np.all(np.isfinite(scores.low))
+            and np.all(np.isfinite(scores.high))):
+        return _Fit(None, np.zeros(0, np.int64), model, "no_finite_estimate")
     return _Fit(scores, present, model, "")
 
 

@@ -101,6 +101,7 @@ def test_a_scale_and_a_pairwise_question_are_analysed_apart(mixed):
     assert systems[0]["rank_low"] == 1 and systems[0]["strength_low"] < systems[0]["strength"]
     outputs = [r for r in document["comparison_scores"] if r["level"] == "output"]
     assert len(outputs) == 40 and all(r["judgments"] == 6 * 4 for r in outputs)
+    assert all(r["reason"] == "groups_never_compared" for r in outputs)  # sources never meet
     # the win probabilities of the systems, every ordered pair
     probabilities = document["comparison_win_probabilities"]
     assert len(probabilities) == 5 * 4 and {r["level"] for r in probabilities} == {"system"}

@@ -132,7 +132,8 @@ def test_pairwise_counts_and_the_win_probabilities():
     for r in out:  # every output meets the 4 others of its source once per annotator
         assert r["judgments"] == 4 * ANNOTATORS == r["wins"] + r["losses"]
         assert r["score"] == pytest.approx(r["wins"] / r["judgments"])
-        assert r["reason"] == "not_strongly_connected"  # sources never meet
+        # outputs of different sources never meet: counts, and no strength
+        assert r["strength"] is None and r["reason"] == "groups_never_compared"
     p = {(r["a"], r["b"]): r["probability"] for r in doc["comparison_win_probabilities"]}
     assert len(p) == 20 and all(r["level"] == "system"
                                 for r in doc["comparison_win_probabilities"])
@@ -252,3 +253,16 @@ def test_a_missing_or_unknown_judgment_is_counted_as_missing():
     outs, systems = outputs()
     j = judgments_from_choices("pref", "pairwise", outputs=outs, systems=systems, rows=rows)
     assert j.n == 10 and j.missing == 2
+
+
+def test_outputs_that_all_meet_are_fitted_with_their_matrix():
+    """One source, no systems (an arena): the outputs themselves get strengths, intervals and
+    the win-probability matrix."""
+    rows = [r for r in planted_rows("pairwise") if r[1].startswith("c0-")]
+    outs = [f"d0-{system}" for system in SYSTEMS]
+    doc = records(judgments_from_choices("pref", "pairwise", outputs=outs, rows=rows))
+    assert order(doc, "output") == outs
+    assert all(r["strength"] is not None and r["reason"] == "" for r in doc["comparison_scores"])
+    assert {r["level"] for r in doc["comparison_win_probabilities"]} == {"output"}
+    assert len(doc["comparison_win_probabilities"]) == 20
+    assert {r["level"] for r in doc["comparison_reliability"]} == {"output"}
