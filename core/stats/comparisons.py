@@ -328,12 +328,19 @@ def _newton(evaluate: Callable[[FloatArray, bool], tuple[float, FloatArray, Floa
         except np.linalg.LinAlgError:
             step = np.linalg.lstsq(system, grad, rcond=None)[0]
         scale = 1.0
-        while True:
+        moved = False
+        while scale >= 1e-6:
             new_x = x + scale * step
-            new_ll, _, _ = evaluate(new_x, False)
-            if new_ll >= ll - 1e-12 * max(1.0, abs(ll)) or scale < 1e-6:
+            with np.errstate(over="ignore", invalid="ignore"):
+                new_ll, _, _ = evaluate(new_x, False)
+            # a step whose likelihood overflows (a nearly singular system's huge step) is
+            # halved like one that lowers it, never taken
+            if np.isfinite(new_ll) and new_ll >= ll - 1e-12 * max(1.0, abs(ll)):
+                moved = True
                 break
             scale /= 2
+        if not moved:
+            break  # no step of the direction improves: the maximum, to the steps' precision
         x = new_x
         done = float(np.max(np.abs(scale * step))) < tol
         ll, grad, neg_h = evaluate(x, True)
