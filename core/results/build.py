@@ -164,7 +164,8 @@ def build_results_split(
     clock = SectionClock() if clock is None else clock
     judged = [j.without_annotators(s.excluded_annotators) for j in comparisons]
     if not questions and comparisons:
-        document = _comparisons_only(judged, s, study, clock)
+        document = _comparisons_only(judged, s, study, clock,
+                                     excluded=_judged_by(comparisons) - _judged_by(judged))
         progress(95, "writing the results")
         with clock("write"):
             return _clean(document), ItemRecords([], [], {})
@@ -261,10 +262,15 @@ def _mean_ratings(prepared: Sequence[_Question]) -> dict[str, dict[str, float]]:
     return out
 
 
+def _judged_by(judgments: Sequence[Judgments]) -> set[str]:
+    return {j.annotators[a] for j in judgments for a in np.unique(j.annotator)}
+
+
 def _comparisons_only(judged: Sequence[Judgments], s: AnalysisSettings,
-                      study: Mapping[str, Any], clock: SectionClock) -> dict[str, Any]:
+                      study: Mapping[str, Any], clock: SectionClock, *,
+                      excluded: set[str]) -> dict[str, Any]:
     """The document of a study whose questions are all comparative: every scale section an
-    empty list, its counts 0, the annotators those who judged."""
+    empty list, its counts 0 but the annotators who judged and those left out."""
     names = list(dict.fromkeys(name for j in judged for a, name in enumerate(j.annotators)
                                if np.any(j.annotator == a)))
     doc: dict[str, Any] = {
@@ -272,7 +278,8 @@ def _comparisons_only(judged: Sequence[Judgments], s: AnalysisSettings,
         "annotators": names, "questions": [], "scales": [],
         "counts": {"annotators": len(names), "items": 0, "questions": 0, "responses": 0,
                    "answers": 0, "simple_items": 0, "blank_answers": 0, "duplicate_pairs": 0,
-                   "later_presentations": 0, "control_items": 0, "excluded_annotators": 0,
+                   "later_presentations": 0, "control_items": 0,
+                   "excluded_annotators": len(excluded),
                    "excluded_answers": 0, "item_gaps": 0, "item_labels": 0},
         "alpha": [], "trust": [], "duplicates": [], "metric_gaps": [], "largest_gaps": [],
         "item_gap_sample": [], "error_weights": [], "heuristics": [], "styles": [],

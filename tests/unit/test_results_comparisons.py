@@ -266,3 +266,10 @@ def test_outputs_that_all_meet_are_fitted_with_their_matrix():
     assert {r["level"] for r in doc["comparison_win_probabilities"]} == {"output"}
     assert len(doc["comparison_win_probabilities"]) == 20
     assert {r["level"] for r in doc["comparison_reliability"]} == {"output"}
+
+
+def test_an_excluded_annotator_leaves_a_comparative_only_document():
+    doc = build_results([], settings={"comparisons_bootstrap": 20, "excluded_annotators": ["A2"]},
+                        study={"slug": "s", "title": "S"}, comparisons=[judged("bws")])
+    assert "A2" not in doc["annotators"] and doc["counts"]["excluded_annotators"] == 1
+    assert "A2" not in {r["annotator"] for r in doc["comparison_consistency"]}
