@@ -42,7 +42,7 @@ from core.stats.comparisons import (
     position_bias,
     split_half,
 )
-from core.stats.competence import mace
+from core.stats.competence import dawid_skene, mace
 from core.stats.correlation_uncertainty import bootstrap_correlation
 from core.stats.systems import adjust
 
@@ -463,25 +463,29 @@ def _reliability_records(j: Judgments, lv: _Level, s: AnalysisSettings,
             "reason": sh.reason or reason}
 
 
-def _competence(j: Judgments, s: AnalysisSettings) -> tuple[FloatArray, str]:
-    """MACE (Hovy et al. 2013) on the canonical values of the judgments, one per comparison
-    and annotator; nan with a reason when it cannot be fitted."""
+def _competence(j: Judgments, s: AnalysisSettings) -> tuple[FloatArray, FloatArray, str]:
+    """MACE (Hovy et al. 2013) and Dawid–Skene (Dawid and Skene 1979) on the canonical values of
+    the judgments, one per comparison and annotator (each annotator's competence by each
+    model); nan with a reason when they cannot be fitted."""
     out = np.full(len(j.annotators), np.nan)
+    ds = np.full(len(j.annotators), np.nan)
     comparison, annotator, value = _first_per_comparison(j)
     domain = np.unique(value)
     if len(j.annotators) < 2:
-        return out, "fewer_than_two_annotators"
+        return out, ds, "fewer_than_two_annotators"
     if domain.size < 2:
-        return out, "a_single_choice"
+        return out, ds, "a_single_choice"
     if np.unique(comparison).size == np.unique(comparison * len(j.annotators) + annotator).size:
-        return out, "no_comparison_judged_twice"
-    result = mace(LongRatings(comparison, annotator, value, len(j.comparisons),
-                              len(j.annotators)),
-                  domain=[float(v) for v in domain], rng=np.random.default_rng(s.seed))
-    for a in result.annotators:
-        if a.competence is not None:
-            out[a.annotator] = a.competence
-    return out, ""
+        return out, ds, "no_comparison_judged_twice"
+    ratings = LongRatings(comparison, annotator, value, len(j.comparisons), len(j.annotators))
+    labels = [float(v) for v in domain]
+    for target, result in ((out, mace(ratings, domain=labels,
+                                      rng=np.random.default_rng(s.seed))),
+                           (ds, dawid_skene(ratings, domain=labels))):
+        for a in result.annotators:
+            if a.competence is not None:
+                target[a.annotator] = a.competence
+    return out, ds, ""
 
 
 def _position(j: Judgments) -> tuple[IntArray, IntArray, FloatArray]:
@@ -516,7 +520,7 @@ def _consistency_records(j: Judgments, lv: _Level, s: AnalysisSettings
         else:
             p[a] = float(sps.binomtest(k, n, float(chance[mine].mean())).pvalue)
     adjusted = adjust(p, "holm")
-    competence, competence_reason = _competence(j, s)
+    competence, ds_competence, competence_reason = _competence(j, s)
     out = []
     for a in range(people):
         if counts[a] == 0:
@@ -539,6 +543,7 @@ def _consistency_records(j: Judgments, lv: _Level, s: AnalysisSettings
                     "left_share": _num(share[a]), "position_p": _num(p[a]),
                     "position_p_adjusted": _num(adjusted[a]),
                     "competence": _num(competence[a]),
+                    "ds_competence": _num(ds_competence[a]),
                     "flagged": bool(flag_triads or flag_position),
                     "reason": "; ".join(reasons)})
     return out

@@ -194,6 +194,11 @@ def test_consistency_flags_a_random_annotator_and_spares_the_careful():
     assert people["A8"]["left_share"] == 1.0 and people["A8"]["flagged"]
     assert people["A8"]["position_p_adjusted"] < 0.05
     assert all(0 <= r["competence"] <= 1 for r in people.values())
+    # both competence models rank the annotator who follows the truth above the one who picks
+    # the left output whatever it is
+    assert all(0 <= r["ds_competence"] <= 1 for r in people.values())
+    assert people["A7"]["ds_competence"] > people["A8"]["ds_competence"]
+    assert people["A7"]["competence"] > people["A8"]["competence"]
 
 
 def test_too_many_outputs_keep_their_counts_without_a_fit():
