@@ -102,7 +102,8 @@ def _question(doc: Mapping[str, Any], key: str) -> ComparisonQuestion | None:
                          key=lambda r: (r.get("flagged") is not True, _order(doc, r)))
     correlations = sorted(comparison_records(doc, "comparison_correlations", question=key),
                           key=lambda r: (r.get("level") != level, str(r.get("level")),
-                                         str(r.get("measure_kind")), str(r.get("measure"))))
+                                         r.get("measure_kind") != "rating",
+                                         str(r.get("measure"))))
     charts = [c for c in (strengths_chart(doc, key), win_chart(doc, key)) if c is not None]
     question = ComparisonQuestion(
         key=key, prompt=_prompts(doc).get(key, ""), kind=KIND_LABELS.get(kind, kind),
@@ -153,7 +154,8 @@ def _notes(q: ComparisonQuestion) -> dict[str, dict[str, int]]:
         "reliability": reason_notes(_missing(r["record"], "alpha") or
                                     _missing(r["record"], "agreement")
                                     for r in q.reliability),
-        "consistency": reason_notes(None if r.get("flagged") is True else
+        # why an annotator is flagged, or why a number of theirs is missing
+        "consistency": reason_notes((r.get("reason") or None) if r.get("flagged") is True else
                                     (_missing(r, "circular_triads") or _missing(r, "left_share")
                                      or _missing(r, "competence"))
                                     for r in q.consistency),

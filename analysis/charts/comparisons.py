@@ -132,7 +132,8 @@ def strengths_chart(doc: Mapping[str, Any], question: str) -> Chart | None:
                _tip("losses", kind="quantitative"), _tip("ties", kind="quantitative"),
                _tip("judgments", kind="quantitative")]
     layers = [
-        {"mark": {"type": "rule", "color": GREY, "strokeDash": [3, 3]},
+        # the average (0), a reference line: no data, so no name for a screen reader
+        {"mark": {"type": "rule", "color": GREY, "strokeDash": [3, 3], "aria": False},
          "encoding": {"x": {"datum": 0, "type": "quantitative"}}},
         {"transform": [_valid("strength_low"), _valid("strength_high")],
          "mark": {"type": "rule", "strokeWidth": 2, "color": BLUE},

@@ -116,6 +116,7 @@ def test_the_section_ranks_the_systems_and_folds_the_outputs():
     assert [r["name"] for r in q.rows] == RANKED
     assert len(q.outputs) == 8 and q.outputs[-1]["name"] == "src02-mt-small"  # no rank: last
     assert q.flagged == 1 and q.consistency[0]["annotator"] == BIASED  # the flagged first
+    assert q.notes["consistency"] == {BIAS_REASON: 1}
     assert q.notes["scores"] == {NO_ESTIMATE: 1}
     assert [r["level"] for r in q.reliability] == ["system", "output"]
     assert q.notes["correlations"] == {"the metric gives every system the same score": 1}
@@ -246,7 +247,8 @@ def test_the_page_shows_the_section_with_its_tables_and_charts(alice_client, stu
     # consistency: the flagged annotator first, with the reason
     annotators = re.findall(r'data-annotator="([^"]+)"', section)
     assert annotators[0] == BIASED and sorted(annotators) == ANNOTATORS
-    assert f"A3 60 4 (1.0; 1.00 of the triads) 0.93 (p 0.0001) 0.31 flagged {BIAS_REASON}" in text
+    assert "A3 60 4 (random 1.0; share 1.00) 0.93 (p 0.0001) 0.31 flagged 1 A1 60 1" in text
+    assert f"1 {BIAS_REASON[0].upper()}{BIAS_REASON[1:]}." in text
     assert "1 of 5 annotators flagged" in text
     assert "adequacy (mean rating) system 1.000 [0.80, 1.00] 0.970 4" in text
     for name in ("comparison-strengths-preference", "comparison-wins-preference"):
