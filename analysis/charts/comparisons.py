@@ -10,7 +10,7 @@ gives no chart.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .vega import (
@@ -24,7 +24,6 @@ from .vega import (
     _invalid,
     _num,
     _qtip,
-    _reason,
     _slug,
     _text,
     _tip,
@@ -37,8 +36,36 @@ COMPARISON_SECTIONS = ("comparison_scores", "comparison_win_probabilities",
 LEVELS = ("system", "output")
 MODEL_LABELS = {"bradley_terry": "Bradley–Terry", "davidson": "Davidson",
                 "plackett_luce": "Plackett–Luce"}
+# The analysis names why a number is missing by a code (core/results/comparisons.py); the page
+# says it in words. An unknown code reads with its underscores as spaces.
+REASONS = {
+    "not_strongly_connected": "not every output is compared with every other through the "
+                              "judgments (here, outputs are only compared with outputs of their "
+                              "own source): strengths of different groups are not comparable",
+    "decided_judgments_not_connected": "the decided judgments (ties aside) do not connect "
+                                       "every output: the ties are not modelled",
+    "not_compared": "never compared",
+    "fewer_than_two_compared": "fewer than two were compared",
+    "too_many_to_fit": "too many to fit a model (the counting scores are given)",
+    "fewer_than_two_annotators": "fewer than two annotators",
+    "a_single_choice": "every judgment made the same choice",
+    "alpha_undefined": "α is undefined on these judgments",
+    "no_comparison_judged_twice": "no comparison was judged by two annotators",
+    "no_split_with_a_correlation": "no split of the annotators gave two halves to correlate",
+    "no_triangle_of_decided_pairs": "no three outputs with all three pairs decided",
+    "no_decided_judgment": "no judgment that picks one output",
+}
 # A heatmap cell's text turns white on its darkest colours.
 STRONG = 0.2
+
+
+def reason_text(reason: Any) -> str:
+    """A reason as the page says it: the analysis' codes in words (each part of a "; "-joined
+    list), a sentence as it is."""
+    if not isinstance(reason, str) or not reason:
+        return ""
+    return "; ".join(REASONS.get(part.strip(), part.strip().replace("_", " "))
+                     for part in reason.split(";") if part.strip())
 
 
 def comparison_records(doc: Mapping[str, Any], section: str, *, question: str | None = None,
@@ -60,12 +87,15 @@ def comparison_records(doc: Mapping[str, Any], section: str, *, question: str | 
 
 
 def comparison_questions(doc: Mapping[str, Any]) -> list[str]:
-    """The comparative questions with scores, in the document's question order, then as met."""
+    """The comparative questions with scores, in the order of the document's
+    ``comparison_questions`` (else its ``questions``), then as met."""
     found = list(dict.fromkeys(str(r.get("question"))
                                for r in comparison_records(doc, "comparison_scores")))
-    entries = doc.get("questions")
-    order = [str(e.get("key")) for e in entries if isinstance(e, Mapping)] \
-        if isinstance(entries, list) else []
+    order: list[str] = []
+    for name in ("comparison_questions", "questions"):
+        entries = doc.get(name)
+        if isinstance(entries, list):
+            order += [str(e.get("key")) for e in entries if isinstance(e, Mapping)]
     known = [k for k in order if k in found]
     return known + [k for k in found if k not in known]
 
@@ -88,7 +118,7 @@ def ranked(records: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     return sorted(records, key=key)
 
 
-def model_label(records: list[Mapping[str, Any]]) -> str:
+def model_label(records: Sequence[Mapping[str, Any]]) -> str:
     """The model the strengths come from, as the page names it ("Bradley–Terry")."""
     model = next((_text(r.get("model")) for r in records if _text(r.get("model"))), None)
     return MODEL_LABELS.get(model or "", model or "Bradley–Terry")
@@ -116,7 +146,8 @@ def strengths_chart(doc: Mapping[str, Any], question: str) -> Chart | None:
                      "wins": _int(r.get("wins")), "losses": _int(r.get("losses")),
                      "ties": _int(r.get("ties")), "judgments": _int(r.get("judgments")),
                      "label": _fmt(strength),
-                     "reason": _reason(r, "not estimated") if strength is None else ""})
+                     "reason": reason_text(r.get("reason"))
+                     or ("not estimated" if strength is None else "")})
     what = _what(level)
     model = model_label(records)
     y = {"field": "name", "type": "nominal", "sort": [row["name"] for row in rows],
@@ -178,7 +209,8 @@ def win_chart(doc: Mapping[str, Any], question: str) -> Chart | None:
         rows.append({"row": a, "column": b, "probability": p,
                      "label": _fmt(p) if p is not None else "n/a",
                      "strong": p is not None and (p <= STRONG or p >= 1 - STRONG),
-                     "reason": _reason(r, "not estimated") if p is None else ""})
+                     "reason": reason_text(r.get("reason"))
+                     or ("not estimated" if p is None else "")})
     if not rows:
         return None
     order += [n for n in dict.fromkeys([*(r["row"] for r in rows), *(r["column"] for r in rows)])

@@ -18,7 +18,12 @@ from django.urls import reverse
 
 from analysis.charts import SECTIONS, build_charts, chart_data
 from analysis.charts.comparisons import comparison_charts
-from analysis.dashboard_comparisons import comparisons_section, reliability_sentence
+from analysis.dashboard_comparisons import (
+    comparisons_section,
+    flag_reason,
+    reason_text,
+    reliability_sentence,
+)
 from analysis.models import AnalysisRun
 from tests.analysis.test_dashboard_readable import analysed, four_annotators, visible_text
 from tests.unit.test_charts import assert_valid
@@ -34,8 +39,9 @@ SYSTEMS = [
 RANKED = [s[0] for s in SYSTEMS]
 ANNOTATORS = ["A1", "A2", "A3", "A4", "A5"]
 BIASED = "A3"
-BIAS_REASON = "chooses the output shown on the left far more often than chance (p < 0.001)"
-NO_ESTIMATE = "compared too few times for an estimate"
+BIAS_REASON = ("chose the output shown first in 93 % of their decided judgments, more often than "
+               "chance (p = 0.0004)")
+NO_ESTIMATE = "never compared"  # the analysis' code not_compared, in words
 
 
 def comparison_sections(question: str = QUESTION) -> dict[str, list[dict[str, Any]]]:
@@ -61,7 +67,7 @@ def comparison_sections(question: str = QUESTION) -> dict[str, list[dict[str, An
                        "rank": None if missing else rank,
                        "rank_low": None if missing else max(1, rank - 1),
                        "rank_high": None if missing else min(8, rank + 1),
-                       "model": "davidson", "reason": NO_ESTIMATE if missing else ""})
+                       "model": "davidson", "reason": "not_compared" if missing else ""})
     strength = {s[0]: s[1] for s in SYSTEMS}
     wins = [{**base, "level": "system", "a": a, "b": b,
              "probability": round(1 / (1 + 2.718281828 ** (strength[b] - strength[a])), 6)}
@@ -72,18 +78,18 @@ def comparison_sections(question: str = QUESTION) -> dict[str, list[dict[str, An
          "comparisons": 60, "reason": ""},
         {**base, "level": "output", "split_half": None, "split_half_sd": None, "splits": 100,
          "alpha": 0.412, "agreement": 0.71, "judgments": 600, "annotators": 5,
-         "comparisons": 60, "reason": "too few judgments per output to split"},
+         "comparisons": 60, "reason": "no_split_with_a_correlation"},
     ]
     consistency = []
     for annotator in ANNOTATORS:
         biased = annotator == BIASED
         consistency.append({
             **base, "annotator": annotator, "judgments": 60,
-            "circular_triads": 1 if not biased else 4, "triads_expected": 1.0,
-            "triads_share": 0.25 if not biased else 1.0,
+            "circular_triads": 1 if not biased else 2, "triads_expected": 4.0,
+            "triads_share": 0.25 if not biased else 0.5,
             "left_share": 0.93 if biased else 0.5, "position_p": 0.0001 if biased else 0.9,
-            "competence": 0.31 if biased else 0.88, "flagged": biased,
-            "reason": BIAS_REASON if biased else ""})
+            "position_p_adjusted": 0.0004 if biased else 1.0,
+            "competence": 0.31 if biased else 0.88, "flagged": biased, "reason": ""})
     correlations = [
         {**base, "level": "system", "measure": "adequacy", "measure_kind": "rating", "n": 4,
          "spearman": 1.0, "low": 0.8, "high": 1.0, "pearson": 0.97, "reason": ""},
@@ -206,6 +212,28 @@ def test_the_reliability_sentence_says_what_the_number_means(value, words):
         "No split-half reliability: one annotator.")
 
 
+def test_the_analysis_codes_read_as_words_and_a_flag_says_why():
+    assert reason_text("not_compared") == "never compared"
+    assert reason_text("no_triangle_of_decided_pairs; alpha_undefined") == (
+        "no three outputs with all three pairs decided; α is undefined on these judgments")
+    assert reason_text("some_new_code") == "some new code"
+    assert reason_text("A sentence.") == "A sentence." and reason_text(None) == ""
+    careless = {"flagged": True, "circular_triads": 9, "triads_share": 0.9, "left_share": 0.5,
+                "position_p": 0.9}
+    assert flag_reason(careless) == (
+        "made 9 circular triads, 90 % of a random annotator's expected number")
+    assert flag_reason({**careless, "flagged": False}) == ""
+    assert flag_reason({"flagged": True, "reason": ""}) == "flagged by the analysis"
+    doc = comparison_sections()
+    doc["comparison_questions"] = [{"key": QUESTION, "prompt": "Which translation is better?",
+                                    "kind": "pairwise", "counts": {
+                                        "judgments": 600, "missing": 3, "annotators": 5,
+                                        "comparisons": 60, "outputs": 8}}]
+    [q] = comparisons_section(doc).questions
+    assert q.prompt == "Which translation is better?" and q.counts["missing"] == 3
+    assert q.notes["consistency"] == {BIAS_REASON: 1}
+
+
 # --- the page -------------------------------------------------------------------------------
 
 @pytest.fixture
@@ -239,15 +267,16 @@ def test_the_page_shows_the_section_with_its_tables_and_charts(alice_client, stu
     assert "3 (2–3) mt-tuned -0.040 [-0.27, 0.19] 0.496 55 / 56 / 9 120" in text
     assert "Each output (8)" in text
     assert re.search(r"— \(—\) src02-mt-small —\s*1 — 0.583", text), text
-    assert "1 Compared too few times for an estimate." in text
+    assert "1 Never compared." in text
     # reliability, with its plain sentence and the reason where there is no number
     assert "Systems 0.962 (sd 0.031, 100) 0.412 0.710 600 / 5 / 60" in text
     assert "A split-half reliability of 0.96 means two random halves" in text
-    assert "No split-half reliability: too few judgments per output to split." in text
+    assert ("No split-half reliability: no split of the annotators gave two halves to "
+            "correlate.") in text
     # consistency: the flagged annotator first, with the reason
     annotators = re.findall(r'data-annotator="([^"]+)"', section)
     assert annotators[0] == BIASED and sorted(annotators) == ANNOTATORS
-    assert "A3 60 4 (random 1.0; share 1.00) 0.93 (p 0.0001) 0.31 flagged 1 A1 60 1" in text
+    assert "A3 60 2 (random 4.0; share 0.50) 0.93 (p 0.0001, Holm 0.0004) 0.31 flagged 1 A1" in text
     assert f"1 {BIAS_REASON[0].upper()}{BIAS_REASON[1:]}." in text
     assert "1 of 5 annotators flagged" in text
     assert "adequacy (mean rating) system 1.000 [0.80, 1.00] 0.970 4" in text
