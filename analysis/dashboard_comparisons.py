@@ -97,6 +97,14 @@ def _readable(record: Mapping[str, Any]) -> dict[str, Any]:
     return {**record, "reason": reason_text(record.get("reason"))}
 
 
+def p_label(value: Any) -> str:
+    """A p-value as the page writes it: 4 decimals, "< 0.0001" below, an em dash for null."""
+    number = _num(value)
+    if number is None:
+        return "—"
+    return "< 0.0001" if number < 0.0001 else f"{number:.4f}"
+
+
 def flag_reason(record: Mapping[str, Any]) -> str:
     """Why an annotator is flagged, from their numbers and the analysis' rules: a position
     bias (the left share, with its Holm-adjusted p when the run gives it) or as many circular
@@ -107,8 +115,10 @@ def flag_reason(record: Mapping[str, Any]) -> str:
     left, p = _num(record.get("left_share")), _num(record.get("position_p_adjusted"))
     p = p if p is not None else _num(record.get("position_p"))
     if left is not None and p is not None and p < POSITION_ALPHA:
+        shown = p_label(p)
+        shown = shown if shown.startswith("<") else f"= {shown}"
         why.append(f"chose the output shown first in {100 * left:.0f} % of their decided "
-                   f"judgments, more often than chance (p = {p:.2g})")
+                   f"judgments, more often than chance (p {shown})")
     share = _num(record.get("triads_share"))
     if share is not None and share >= TRIADS_SHARE_FLAG:
         why.append(f"made {record.get('circular_triads')} circular triads, "
@@ -132,7 +142,10 @@ def _question(doc: Mapping[str, Any], key: str) -> ComparisonQuestion | None:
                     "record": _readable(r), "sentence": reliability_sentence(r)}
                    for r in sorted(comparison_records(doc, "comparison_reliability", question=key),
                                    key=lambda r: (r.get("level") != level, str(r.get("level"))))]
-    consistency = sorted(({**_readable(r), "flag_reason": flag_reason(r)}
+    consistency = sorted(({**_readable(r), "flag_reason": flag_reason(r),
+                           "p_label": p_label(r.get("position_p")),
+                           "p_adjusted_label": p_label(r.get("position_p_adjusted"))
+                           if r.get("position_p_adjusted") is not None else ""}
                           for r in comparison_records(doc, "comparison_consistency",
                                                       question=key)),
                          key=lambda r: (r.get("flagged") is not True, _order(doc, r)))

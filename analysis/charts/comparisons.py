@@ -128,6 +128,11 @@ def _what(level: str) -> str:
     return "system" if level == "system" else "output"
 
 
+def _model(doc: Mapping[str, Any], question: str, level: str) -> str:
+    return next((str(r.get("model")) for r in comparison_records(
+        doc, "comparison_scores", question=question, level=level) if r.get("model")), "")
+
+
 def strengths_chart(doc: Mapping[str, Any], question: str) -> Chart | None:
     """Each system's (output's) strength, a dot, with its bootstrap interval, a whisker, best
     first."""
@@ -240,7 +245,9 @@ def win_chart(doc: Mapping[str, Any], question: str) -> Chart | None:
     description = (
         f"Question {question}: the probability that the row {what} is preferred to the column "
         f"{what}, from the fitted strengths (Bradley and Terry 1952). Blue: the row usually "
-        f"wins; red: it usually loses; white: a coin toss.")
+        f"wins; red: it usually loses; white: a coin toss."
+        + (" With ties allowed (Davidson 1970), a pair's two probabilities leave the rest "
+           "to a tie." if _model(doc, question, level) == "davidson" else ""))
     return _chart(f"comparison-wins-{_slug(question)}", "comparisons",
                   f"{question}: who beats whom", description, rows,
                   width={"step": 46}, height={"step": 26}, layer=layers)

@@ -224,6 +224,9 @@ def test_the_analysis_codes_read_as_words_and_a_flag_says_why():
         "made 9 circular triads, 90 % of a random annotator's expected number")
     assert flag_reason({**careless, "flagged": False}) == ""
     assert flag_reason({"flagged": True, "reason": ""}) == "flagged by the analysis"
+    assert flag_reason({"flagged": True, "left_share": 0.8, "position_p": 0.00002}) == (
+        "chose the output shown first in 80 % of their decided judgments, more often than "
+        "chance (p < 0.0001)")
     doc = comparison_sections()
     doc["comparison_questions"] = [{"key": QUESTION, "prompt": "Which translation is better?",
                                     "kind": "pairwise", "counts": {
