@@ -39,9 +39,10 @@ MODEL_LABELS = {"bradley_terry": "Bradley–Terry", "davidson": "Davidson",
 # The analysis names why a number is missing by a code (core/results/comparisons.py); the page
 # says it in words. An unknown code reads with its underscores as spaces.
 REASONS = {
-    "not_strongly_connected": "not every output is compared with every other through the "
-                              "judgments (here, outputs are only compared with outputs of their "
-                              "own source): strengths of different groups are not comparable",
+    "not_strongly_connected": "not every output is compared, directly or through others, "
+                              "with every other (as when outputs are only compared with outputs "
+                              "of their own source): strengths of different groups are not "
+                              "comparable",
     "decided_judgments_not_connected": "the decided judgments (ties aside) do not connect "
                                        "every output: the ties are not modelled",
     "not_compared": "never compared",
