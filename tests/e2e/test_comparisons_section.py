@@ -70,7 +70,8 @@ def test_the_comparisons_section_reads_at_both_widths(live_server, sized, compar
     findings = page.evaluate(RUN_AXE_ON, [["#comparisons", "nav.toc"], TAGS])
     assert findings == [], json.dumps(findings, indent=1)[:3000]
     if width < 1280:  # a table wider than the phone scrolls in a box named by its caption
-        box = page.get_by_role("region", name="Systems ranked, best first (preference)")
+        box = page.get_by_role("region", name="preference: systems by strength, best first",
+                               exact=True)
         assert box.evaluate("b => b.scrollWidth > b.clientWidth && b.tabIndex === 0")
     else:  # it fits: no useless tab stop
         assert page.locator("#comparison-scores-preference").evaluate(
