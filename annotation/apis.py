@@ -27,8 +27,10 @@ from .services import responses_import
 
 class ImportSerializer(serializers.Serializer[Any]):
     file = serializers.FileField(help_text="A response file (docs/importing-responses.md).")
-    format = serializers.ChoiceField(choices=FORMATS, help_text="`long` (one row per answer) or "
-                                     "`wide` (one row per annotator, one column per item).")
+    format = serializers.ChoiceField(choices=FORMATS, help_text="`long` (one row per answer), "
+                                     "`wide` (one row per annotator, one column per item) or "
+                                     "`judgments` (one row per comparative judgment: "
+                                     "annotator, items, choice).")
     annotator_column = serializers.CharField(required=False, max_length=200)
     dry_run = serializers.BooleanField(required=False, default=False,
                                        help_text="Check and summarise, store nothing.")

@@ -22,6 +22,7 @@ from django.db.models.base import ModelState
 from django.db.models.expressions import Col
 from django.http import Http404
 
+from core.comparative import shown_order
 from studies.models import Assignment, Item, Participant, Question, Study
 
 from .models import Response
@@ -238,17 +239,64 @@ def assignment_at(*, participant: Participant, position: int) -> Assignment | No
 def current_answers(*, participant: Participant,
                     assignment: Assignment) -> dict[str, dict[str, Any]] | None:
     """Return the current answers of a presentation as ``{question key: {value, missing,
-    comment}}``, or None when it has no answer yet. One query."""
+    comment, choice}}`` (``choice`` a comparative question's judgment, else None), or None when
+    it has no answer yet. One query."""
     from .models import Answer
 
     rows = list(Answer.objects.filter(
         response__participant=participant, response__item_id=assignment.item_id,
         response__presentation=assignment.presentation, response__is_current=True)
-        .values_list("question__key", "value", "missing", "comment"))
+        .values_list("question__key", "value", "missing", "comment", "choice"))
     if not rows:
         return None
-    return {key: {"value": value, "missing": missing, "comment": comment}
-            for key, value, missing, comment in rows}
+    return {key: {"value": value, "missing": missing, "comment": comment, "choice": choice}
+            for key, value, missing, comment, choice in rows}
+
+
+# The answer path of a study with a comparative question needs the item's outputs (which
+# questions are asked, and the judgment's check): one prepared statement, not an ORM query
+# (whose compiling cost a third of a pairwise answer's CPU under bench.load --kind pairwise).
+_OUTPUTS_SQL = (
+    f"SELECT i.outputs FROM {Item._meta.db_table} i "  # noqa: S608 - names from the models
+    f"JOIN {Assignment._meta.db_table} a ON a.item_id = i.id "
+    "WHERE a.participant_id = %s AND a.position = %s"
+)
+
+
+def outputs_at(*, participant: Participant, position: int) -> list[str]:
+    """Return the outputs of the item at ``position`` of the participant's assignment (empty for
+    an item that is no comparison, or no such position): one query."""
+    alias = router.db_for_read(Item)
+    with hot_cursor(alias) as cursor:
+        cursor.execute(_OUTPUTS_SQL, [participant.pk, position])
+        row = cursor.fetchone()
+    if row is None or row[0] is None:
+        return []
+    outputs = json.loads(row[0]) if isinstance(row[0], (str, bytes)) else row[0]
+    return [str(name) for name in outputs] if isinstance(outputs, list) else []
+
+
+@dataclass(frozen=True)
+class Output:
+    """One output of a comparison as the item page shows it: its external id, its letter in
+    the order shown (A, B, …) and its text."""
+
+    external_id: str
+    letter: str
+    text: str
+
+
+def comparison_outputs(*, item: Item, key: str) -> list[Output]:
+    """Return a comparison's outputs in the order one participant sees them
+    (`core.comparative.shown_order` keyed by ``key``), with their texts: one query."""
+    order = shown_order(item.outputs, key)
+    texts = dict(Item.objects.filter(study_id=item.study_id, external_id__in=order)
+                 .values_list("external_id", "text"))
+    return [Output(name, _letter(n), texts.get(name, "")) for n, name in enumerate(order)]
+
+
+def _letter(n: int) -> str:
+    return chr(ord("A") + n) if n < 26 else str(n + 1)
 
 
 def revisable(*, assignment: Assignment) -> bool:

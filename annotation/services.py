@@ -21,6 +21,7 @@ from django.db import IntegrityError, connections, router, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.utils import timezone
 
+from core.comparative import JudgmentError, asks, judgment_clean
 from core.responses import (
     MAX_ACTIVE_MS,
 )
@@ -32,7 +33,7 @@ from .models import Answer, Response
 from .reclaim import participant_return as participant_return  # callers find them here
 from .reclaim import participants_reclaim as participants_reclaim
 from .responses_import import responses_import as responses_import
-from .selectors import hot_cursor, revisable
+from .selectors import hot_cursor, outputs_at, revisable
 
 MAX_EVENTS = 500
 
@@ -132,8 +133,8 @@ def _encodable(text: str) -> bool:
     return True
 
 
-def answers_validate(*, questions: Sequence[Question],
-                     submitted: Mapping[str, Any]) -> list[AnswerInput]:
+def answers_validate(*, questions: Sequence[Question], submitted: Mapping[str, Any],
+                     outputs: Sequence[str] = ()) -> list[AnswerInput]:
     """Check one item's answers against the study's questions; return them in question order.
 
     ``submitted`` maps a question key to ``{"value": …, "cant_judge": bool, "comment": …}``
@@ -142,13 +143,19 @@ def answers_validate(*, questions: Sequence[Question],
     value with its reason, never a category; an optional question left out is stored as missing
     ("skipped"); a required one must be answered. Raises `AnswerRejected` (400) naming the
     question.
+
+    ``questions`` are the questions asked about this item (`Question.applies_to`), and
+    ``outputs`` the item's outputs when it is a comparison: a comparative question's answer is
+    ``{"choice": {...}, "cant_judge", "comment"}``, the judgment checked by
+    `core.comparative.judgment_clean` against them (stored as given, with its canonical value).
     """
     if not isinstance(submitted, Mapping):
         raise AnswerRejected("answers must map each question's key to its answer")
     keys = {q.key for q in questions}
     unknown = sorted(str(k) for k in submitted if k not in keys)
     if unknown:
-        raise AnswerRejected(f"unknown question {unknown[0][:50]!r}")
+        raise AnswerRejected(f"unknown question {unknown[0][:50]!r} (or one not asked about "
+                             "this item)")
     out = []
     for question in questions:
         raw = submitted.get(question.key)
@@ -158,7 +165,17 @@ def answers_validate(*, questions: Sequence[Question],
             raw = {"value": raw}
         cant_judge = raw.get("cant_judge") in (True, "true", "1", "on") or \
             raw.get("missing") == Question.Missing.CANT_JUDGE
-        value = _answer_value(raw.get("value"), question)
+        choice = None
+        if question.is_comparative:
+            if raw.get("value") not in (None, ""):
+                raise AnswerRejected(f"{question.key}: a comparative question is answered by a "
+                                     "choice, not a value")
+            value, choice = _answer_choice(raw.get("choice"), question, outputs)
+        else:
+            if raw.get("choice") is not None:
+                raise AnswerRejected(f"{question.key}: a scale question takes a value, not a "
+                                     "choice")
+            value = _answer_value(raw.get("value"), question)
         comment = raw.get("comment") or ""
         if not isinstance(comment, str):
             raise AnswerRejected(f"{question.key}: the comment must be text")
@@ -178,8 +195,21 @@ def answers_validate(*, questions: Sequence[Question],
                 raise AnswerRejected(f"{question.key}: this question needs an answer")
             out.append(AnswerInput(question.pk, None, Question.Missing.SKIPPED, comment))
         else:
-            out.append(AnswerInput(question.pk, value, "", comment))
+            out.append(AnswerInput(question.pk, value, "", comment, choice))
     return out
+
+
+def _answer_choice(raw: Any, question: Question,
+                   outputs: Sequence[str]) -> tuple[float | None, dict[str, Any] | None]:
+    """A comparative question's judgment: (value, stored choice), or (None, None) for none."""
+    if raw is None or raw == {}:
+        return None, None
+    if not outputs:
+        raise AnswerRejected(f"{question.key}: this item is not a comparison")
+    try:
+        return judgment_clean(question.kind, question.comparison, outputs, raw)
+    except JudgmentError as exc:
+        raise AnswerRejected(f"{question.key}: {exc}") from None
 
 
 def _answer_value(raw: Any, question: Question) -> float | None:
@@ -215,8 +245,8 @@ ON CONFLICT DO NOTHING
 RETURNING id
 """
 _ANSWER_SQL = """
-INSERT INTO annotation_answer (response_id, question_id, value, missing, comment)
-VALUES (%s, %s, %s, %s, %s)
+INSERT INTO annotation_answer (response_id, question_id, value, missing, comment, choice)
+VALUES (%s, %s, %s, %s, %s, %s)
 """
 _COUNT_SQL = """
 UPDATE studies_participant
@@ -247,10 +277,11 @@ WITH inserted AS (
     ON CONFLICT DO NOTHING
     RETURNING id
 ), answered AS (
-    INSERT INTO annotation_answer (response_id, question_id, value, missing, comment)
-    SELECT inserted.id, q.question_id, q.value, q.missing, q.comment
+    INSERT INTO annotation_answer (response_id, question_id, value, missing, comment, choice)
+    SELECT inserted.id, q.question_id, q.value, q.missing, q.comment, q.choice
     FROM inserted, jsonb_to_recordset(%s::jsonb)
-         AS q(question_id bigint, value double precision, missing varchar, comment text)
+         AS q(question_id bigint, value double precision, missing varchar, comment text,
+              choice jsonb)
 ), counted AS (
     UPDATE studies_participant
     SET n_answered = n_answered + 1,
@@ -316,10 +347,11 @@ WITH prior AS (
     FROM target t, demoted d
     RETURNING id, revision
 ), answered AS (
-    INSERT INTO annotation_answer (response_id, question_id, value, missing, comment)
-    SELECT inserted.id, q.question_id, q.value, q.missing, q.comment
+    INSERT INTO annotation_answer (response_id, question_id, value, missing, comment, choice)
+    SELECT inserted.id, q.question_id, q.value, q.missing, q.comment, q.choice
     FROM inserted, jsonb_to_recordset(%(answers)s::jsonb)
-         AS q(question_id bigint, value double precision, missing varchar, comment text)
+         AS q(question_id bigint, value double precision, missing varchar, comment text,
+              choice jsonb)
 )
 SELECT (SELECT id FROM prior), (SELECT revision FROM prior), (SELECT participant_id FROM prior),
        (SELECT position FROM prior), (SELECT id FROM inserted), (SELECT revision FROM inserted),
@@ -337,7 +369,7 @@ REVISE_ATTEMPTS = 10
 def _answer_records(answers: Sequence[AnswerInput]) -> str:
     """The answers as one JSON text, for `jsonb_to_recordset` (see _SUBMIT_PG_SQL)."""
     return json.dumps([{"question_id": a.question_id, "value": a.value, "missing": a.missing,
-                        "comment": a.comment} for a in answers],
+                        "comment": a.comment, "choice": a.choice} for a in answers],
                       ensure_ascii=False, allow_nan=False)
 
 
@@ -357,7 +389,9 @@ def _store(connection: BaseDatabaseWrapper, response: list[Any], answers: Sequen
             if inserted is None:
                 return None
             cursor.executemany(_ANSWER_SQL, [
-                (inserted[0], a.question_id, a.value, a.missing, a.comment) for a in answers])
+                (inserted[0], a.question_id, a.value, a.missing, a.comment,
+                 None if a.choice is None else json.dumps(a.choice, ensure_ascii=False))
+                for a in answers])
             cursor.execute(_COUNT_SQL, count)
             return (inserted[0], *cursor.fetchone())
 
@@ -394,7 +428,15 @@ def response_submit(
         if not answer_grace(study=study, shown_at=shown_at):
             raise AnswerRejected(f"the study is {study.get_status_display().lower()}",
                                  status=409, study_status=study.status)
-    validated = answers_validate(questions=study.question_list, submitted=answers)
+    questions = study.question_list
+    outputs: list[str] = []
+    if any(q.is_comparative for q in questions):
+        # Only a study with a comparative question looks its item up (one query): the questions
+        # asked depend on whether it is a comparison, and a judgment is checked against its
+        # outputs. A scale-only study's answer path costs nothing more.
+        outputs = outputs_at(participant=participant, position=position)
+        questions = [q for q in questions if asks(q.kind, len(outputs))]
+    validated = answers_validate(questions=questions, submitted=answers, outputs=outputs)
     if active_ms is not None and not 0 <= active_ms <= MAX_ACTIVE_MS:
         active_ms = None
     connection = connections[router.db_for_write(Response)]
@@ -569,7 +611,7 @@ def _revise(*, participant: Participant, position: int, answers: Sequence[Answer
                 is_current=True, client_id=client_id, active_ms=active_ms, events=events)
             Answer.objects.bulk_create(
                 Answer(response=response, question_id=a.question_id, value=a.value,
-                       missing=a.missing, comment=a.comment) for a in answers)
+                       missing=a.missing, comment=a.comment, choice=a.choice) for a in answers)
             counts = Participant.objects.filter(pk=participant.pk).values_list(
                 "n_answered", "n_assigned").get()
     except IntegrityError:

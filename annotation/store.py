@@ -16,7 +16,7 @@ it). Three paths write these rows, all in this app, chosen by the size of what a
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -27,7 +27,7 @@ from django.utils import timezone
 from core.bundles import ParticipantState
 from core.responses import Cell
 from core.screening import item_correct
-from studies.models import Item, Participant, Study
+from studies.models import Item, Participant, Question, Study
 from studies.services import pseudonyms_assign
 
 from .models import Answer, Response
@@ -132,20 +132,33 @@ def responses_store(
                   active_ms=r.active_ms, events=list(r.events), source=r.source)
          for r in responses),
         batch_size=BATCH)
-    questions = study.question_list
-    Answer.objects.bulk_create(
+    asked = _asked(study=study)
+    answers = Answer.objects.bulk_create(
         (Answer(response_id=response.pk, question=q, value=cell.value,
                 missing=cell.missing or ("" if cell.value is not None else SKIPPED.missing),
-                comment=cell.comment)
+                comment=cell.comment, choice=cell.choice)
          for response, row in zip(created, responses, strict=True)
-         for q in questions for cell in (row.cells.get(q.key, SKIPPED),)),
+         for q in asked(row.item_id) for cell in (row.cells.get(q.key, SKIPPED),)),
         batch_size=BATCH)
     pseudonyms_give(study=study, named=[a.pseudonym_number for a in annotators],
                     ids=[ids[n] for n, (a, p) in enumerate(zip(annotators, progress, strict=True))
                          if p.answered and a.pseudonym_number is None])
     return Stored(participants=len(annotators),
                   presentations=sum(p.answered for p in progress),
-                  responses=len(created), answers=len(created) * len(questions))
+                  responses=len(created), answers=len(answers))
+
+
+def _asked(*, study: Study) -> Callable[[int], list[Question]]:
+    """The questions asked about an item, by its id (`Question.applies_to`): the comparative
+    ones about a comparison, the scale ones about every other item. One query, and only for a
+    study with a comparative question."""
+    questions = study.question_list
+    if not any(q.is_comparative for q in questions):
+        return lambda item_id: questions
+    comparisons = set(study.items.exclude(outputs=[]).values_list("pk", flat=True))
+    scales = [q for q in questions if not q.is_comparative]
+    comparative = [q for q in questions if q.is_comparative]
+    return lambda item_id: comparative if item_id in comparisons else scales
 
 
 def _progress(*, study: Study, annotators: Sequence[AnnotatorRow],

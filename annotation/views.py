@@ -254,7 +254,8 @@ def answer(request: AnnotatorRequest, participant: Participant) -> HttpResponse:
     """Store one item's answers (JSON from the page's script, or a form post without script).
 
     JSON: ``{"position", "client_id", "answers": {key: {"value", "cant_judge", "comment"}},
-    "active_ms", "events"}``; ``"value"`` alone answers a one-question study (what pages before
+    "active_ms", "events"}`` (a comparative question's answer has a ``"choice"``, its judgment,
+    instead of a ``"value"``: core/comparative.py); ``"value"`` alone answers a one-question study (what pages before
     several questions sent, still in some browsers' outboxes). A form post sends ``value:<key>``,
     ``cant_judge:<key>`` and ``comment:<key>`` fields (or ``value``). Anything malformed is one
     clear 400, never a server error.
@@ -342,10 +343,37 @@ def _answers(payload: Mapping[str, Any], questions: Sequence[Question],
     out: dict[str, dict[str, Any]] = {}
     for question in questions:
         key = question.key
+        if question.is_comparative:
+            if f"shown:{key}" not in payload:
+                continue  # not asked about this item (its page had no such field)
+            out[key] = {"choice": _form_choice(payload, question),
+                        "cant_judge": payload.get(f"cant_judge:{key}") == "on",
+                        "comment": payload.get(f"comment:{key}", "")}
+            continue
         value = payload.get(f"value:{key}", payload.get("value") if len(questions) == 1 else None)
+        if value is None and f"cant_judge:{key}" not in payload \
+                and f"comment:{key}" not in payload and any(q.is_comparative for q in questions):
+            continue  # a comparison's page: this scale question was not asked
         out[key] = {"value": value, "cant_judge": payload.get(f"cant_judge:{key}") == "on",
                     "comment": payload.get(f"comment:{key}", "")}
     return out
+
+
+def _form_choice(payload: Mapping[str, Any], question: Question) -> dict[str, Any] | None:
+    """A comparative question's judgment from a form post without script: the outputs shown
+    (``shown:<key>``, JSON) and ``pick:``/``strength:`` (pairwise), ``order:`` (ranking, JSON,
+    which only the script fills) or ``best:``/``worst:`` (best–worst). None: not answered."""
+    key = question.key
+    shown = _json_list(payload.get(f"shown:{key}"))
+    if question.kind == "pairwise":
+        pick = payload.get(f"pick:{key}")
+        return {"shown": shown, "pick": pick,
+                "strength": payload.get(f"strength:{key}", "")} if pick else None
+    if question.kind == "ranking":
+        order = _json_list(payload.get(f"order:{key}"))
+        return {"shown": shown, "order": order} if order else None
+    best, worst = payload.get(f"best:{key}"), payload.get(f"worst:{key}")
+    return {"shown": shown, "best": best, "worst": worst} if best or worst else None
 
 
 def _json_list(raw: str | None) -> list[Any]:

@@ -5,10 +5,13 @@ Run from the repository root::
     python -m bench.load [--seconds N] [--concurrency 50] [--pages-concurrency 10] [--revisions 0.05]
                          [--database-url postgres://postgres@127.0.0.1:5432/concord_bench]
                          [--workers W] [--threads T] [--warmup S] [--keep-database]
-                         [--baseline OLD_RUN_OUTPUT]
+                         [--baseline OLD_RUN_OUTPUT] [--kind scale|pairwise]
 
 What it does, start to finish (nothing is left running, and it refuses to run without PostgreSQL
-rather than fall back to SQLite):
+rather than fall back to SQLite). ``--kind pairwise`` runs the same bench on a pairwise study
+(issue 25): each item is a comparison of two systems' outputs for one source, and every answer is
+a judgment (``{"choice": {"shown", "pick", "strength"}}``, the outputs in the order the page shows
+them) instead of a scale value, so its answers/s compare with a scale study's:
 
 1. drops and creates its own throwaway database (the name must contain ``bench``), migrates it,
    collects the static files into ``var/bench`` and, through the services, creates a study on the
@@ -92,6 +95,7 @@ REQUEST_TIMEOUT = 15.0
 # the other with 47), and reconnecting lets the kernel spread them again, as in production.
 REQUESTS_PER_CONNECTION = 25
 SCALE_VALUES = list(range(8))  # likert-0-7-coref
+PAIRWISE_VALUES = [0, 1]  # --kind pairwise: the canonical index of the output picked
 DUPLICATES = 10
 
 
@@ -113,6 +117,8 @@ class Annotator:
     ran_out: bool = False
     answer_head: bytes | None = None
     question: str = ""  # the key of the study's one question
+    # --kind pairwise: position -> (the comparison's outputs in canonical order, in shown order)
+    comparisons: dict[int, tuple[list[str], list[str]]] = field(default_factory=dict)
     p_revise: float = P_REVISE
     rng: random.Random = field(default_factory=random.Random)
 
@@ -185,10 +191,18 @@ def answer_payload(ann: Annotator, position: int, client_id: str, value: int) ->
     """The body questionnaire.js sends: every question's answer (the radio's value as a string),
     timing and events."""
     active = ann.rng.randint(800, 9000)
+    if ann.comparisons:
+        # A pairwise judgment: the output whose canonical index is `value` (what is stored as
+        # the answer's value), named by its external id, with the order shown.
+        outputs, shown = ann.comparisons[position]
+        answer = {"choice": {"shown": shown, "pick": outputs[value], "strength": ""},
+                  "cant_judge": False, "comment": ""}
+    else:
+        answer = {"value": str(value), "cant_judge": False, "comment": ""}
     return json.dumps({
         "position": position,
         "client_id": client_id,
-        "answers": {ann.question: {"value": str(value), "cant_judge": False, "comment": ""}},
+        "answers": {ann.question: answer},
         "active_ms": active,
         "events": [["shown", 0], [f"select:{value}", active - 150], ["answer", active]],
     }, separators=(",", ":")).encode()
@@ -265,13 +279,14 @@ async def annotate(ann: Annotator, conns: tuple[Connection, Connection], stop_at
         if position >= ann.assigned:
             ann.ran_out = True
             return
-        value = ann.rng.choice(SCALE_VALUES)
+        values = PAIRWISE_VALUES if ann.comparisons else SCALE_VALUES
+        value = ann.rng.choice(values)
         client_id = str(uuid.UUID(int=ann.rng.getrandbits(128), version=4))
         log.sends["first"] += 1
         ok = await send(ann, conns, position, client_id, value, log, stop_at)
         if ok and ann.rng.random() < ann.p_revise:
             log.sends["revised"] += 1
-            value = ann.rng.choice([v for v in SCALE_VALUES if v != value])
+            value = ann.rng.choice([v for v in values if v != value])
             client_id = str(uuid.UUID(int=ann.rng.getrandbits(128), version=4))
             await send(ann, conns, position, client_id, value, log, stop_at)
         position += 1
@@ -401,9 +416,20 @@ def make_items(n: int, seed: int) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-def setup_study(*, n_items: int, n_participants: int
-                ) -> tuple[int, str, list[tuple[str, int, int]]]:
-    """Create, open and staff the bench study through the services; return participants."""
+def make_outputs(n: int, seed: int) -> bytes:
+    """--kind pairwise: two systems' outputs (~60 words each) for each of ``n`` sources."""
+    rows = make_items(2 * n, seed).decode().splitlines()[1:]
+    lines = ["id,text,system,source"]
+    for n_row, row in enumerate(rows):
+        text = row.split(",", 1)[1]
+        lines.append(f"out-{n_row},{text},sys-{'ab'[n_row % 2]},src-{n_row // 2}")
+    return ("\n".join(lines) + "\n").encode()
+
+
+def setup_study(*, n_items: int, n_participants: int, kind: str = "scale"
+                ) -> tuple[int, str, list[tuple[str, int, int]], list[dict]]:
+    """Create, open and staff the bench study through the services; return participants (and,
+    for a pairwise study, each one's comparisons by position: canonical and shown order)."""
     from django.contrib.auth import get_user_model
 
     from studies.services import items_import, participants_invite, study_create, study_open
@@ -412,11 +438,43 @@ def setup_study(*, n_items: int, n_participants: int
     study = study_create(owner=owner, slug="bench-load", title="Load bench",
                          preset="likert-0-7-coref",
                          design={"duplicates": DUPLICATES, "duplicate_min_gap": 5, "seed": 7})
-    items_import(study=study, data=make_items(n_items, seed=7), filename="bench-items.csv")
+    if kind == "pairwise":
+        _pairwise_study(study, n_items)
+    else:
+        items_import(study=study, data=make_items(n_items, seed=7), filename="bench-items.csv")
     study_open(study=study)
     participants = participants_invite(study=study, count=n_participants, label="bench")
-    return (study.pk, study.primary_question.key,
-            [(p.token, p.pk, p.n_assigned) for p in participants])
+    question = study.questions.order_by("position").first()
+    assert question is not None
+    return (study.pk, question.key, [(p.token, p.pk, p.n_assigned) for p in participants],
+            [_shown_orders(p) for p in participants] if kind == "pairwise" else [])
+
+
+def _pairwise_study(study, n_comparisons: int) -> None:
+    """--kind pairwise: the outputs (never assigned on their own), one comparison per source,
+    and one pairwise question instead of the scale (built with the ORM, as a draft)."""
+    from studies.models import Item, Question
+    from studies.services import items_import
+
+    items_import(study=study, data=make_outputs(n_comparisons, seed=7), filename="outputs.csv")
+    study.items.update(role=Item.Role.OUTPUT)
+    start = study.items.count()
+    Item.objects.bulk_create(
+        Item(study=study, external_id=f"cmp-src-{n}-1", position=start + n, source=f"src-{n}",
+             outputs=[f"out-{2 * n}", f"out-{2 * n + 1}"], meta={"design": "pairs", "seed": 0})
+        for n in range(n_comparisons))
+    study.questions.all().delete()
+    Question.objects.create(study=study, key="preference", kind="pairwise", position=0,
+                            prompt="Which output is better?", values=[], labels={},
+                            comparison={"ties": False, "strength": False})
+
+
+def _shown_orders(participant) -> dict[int, tuple[list[str], list[str]]]:
+    from core.comparative import shown_order
+
+    return {position: (outputs, shown_order(outputs, f"{participant.pk}:{item}"))
+            for position, item, outputs in participant.assignments.values_list(
+                "position", "item_id", "item__outputs")}
 
 
 def start_gunicorn(*, port: int, workers: int, threads: int, env: dict[str, str], log: Path):
@@ -600,6 +658,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="items in the study (default: enough to answer for the whole phase)")
     parser.add_argument("--keep-database", action="store_true", help="leave the database for inspection")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--kind", choices=("scale", "pairwise"), default="scale",
+                        help="the study's question: the 0-7 scale (default) or a pairwise "
+                             "preference between two outputs (issue 25)")
     parser.add_argument("--revisions", type=float, default=P_REVISE, metavar="SHARE",
                         help=f"share of answers changed with a new id (default {P_REVISE})")
     parser.add_argument("--baseline", type=Path, metavar="FILE",
@@ -657,11 +718,13 @@ def main(argv: list[str] | None = None) -> int:
         call_command("migrate", interactive=False, verbosity=0)
         call_command("collectstatic", interactive=False, verbosity=0)
         t0 = time.perf_counter()
-        study_id, question, people = setup_study(n_items=n_items, n_participants=args.concurrency)
+        study_id, question, people, shown = setup_study(
+            n_items=n_items, n_participants=args.concurrency, kind=args.kind)
         with connection.cursor() as cursor:
             cursor.execute("SHOW server_version")
             pg_version = cursor.fetchone()[0]
-        print(f"database: {name} (PostgreSQL {pg_version}); study with {n_items} items, "
+        what = "pairwise comparisons" if args.kind == "pairwise" else "items"
+        print(f"database: {name} (PostgreSQL {pg_version}); study with {n_items} {what}, "
               f"{args.concurrency} participants x {people[0][2]} presentations "
               f"({DUPLICATES} duplicated) set up in {time.perf_counter() - t0:.1f} s")
         connection.close()
@@ -676,7 +739,8 @@ def main(argv: list[str] | None = None) -> int:
               f"every ~{REQUESTS_PER_CONNECTION} requests; {args.warmup:g} s warm-up + "
               f"{args.seconds:g} s measured per phase")
 
-        result = asyncio.run(run_phases(args, port, proc.pid, study_id, question, people))
+        result = asyncio.run(run_phases(args, port, proc.pid, study_id, question, people,
+                                        shown))
     finally:
         if proc is not None:
             stop_process(proc)
@@ -696,12 +760,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 async def run_phases(args, port: int, master_pid: int, study_id: int, question: str,
-                     people) -> dict:
+                     people, shown=()) -> dict:
     base = f"{HOST}:{port}"
     rng = random.Random(args.seed)
     annotators = [Annotator(index=n, token=token, assigned=assigned, base=base,
                             rng=random.Random(rng.getrandbits(64)), question=question,
-                            p_revise=args.revisions)
+                            p_revise=args.revisions,
+                            comparisons=shown[n] if shown else {})
                   for n, (token, _, assigned) in enumerate(people)]
     pks = [pk for _, pk, _ in people]
     conns = [(Connection(HOST, port), Connection(HOST, port)) for _ in annotators]
@@ -835,7 +900,7 @@ def report(args, result: dict) -> int:
         "config": {"workers": args.workers, "threads": args.threads, "concurrency": args.concurrency,
                    "revisions": args.revisions,
                    "pages_concurrency": args.pages_concurrency, "seconds": args.seconds,
-                   "warmup": args.warmup, "cores": os.cpu_count()},
+                   "warmup": args.warmup, "cores": os.cpu_count(), "kind": args.kind},
         "answers_per_s": round(answers_per_s, 1),
         "posts_per_s": round(posts_per_s, 1),
         "answer_latency": rounded(p1),

@@ -19,14 +19,16 @@ Contract (user guide in docs/exports.md#replaying-a-bundle):
 from __future__ import annotations
 
 import io
+import json
 import re
 import zipfile
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import PurePosixPath
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
+from core.comparative import JudgmentError, judgment_clean
 from core.formats import unneutralise
 from core.problems import Collector, InputError, Problem
 from core.responses import MAX_ACTIVE_MS, MISSING, Cell
@@ -38,6 +40,8 @@ from core.tabular import DEFAULT_LIMITS, Limits, decode, read_grid, size_over_li
 DEFINITION = "definition.json"
 REVISION_COLUMNS = ("annotator", "item", "presentation", "position", "revision", "current",
                     "question", "value", "missing", "comment", "active_ms", "source")
+# A study with comparative questions adds each answer's judgment as stored, in JSON.
+CHOICE = "choice"
 SOURCES = ("app", "import")
 PSEUDONYM = re.compile(r"A([1-9][0-9]{0,8})")
 MAX_PRESENTATION = 32_767
@@ -238,10 +242,16 @@ def _whole(raw: str, errors: Collector, line: int, column: str, *, low: int, hig
 
 def revisions_parse(data: bytes, *, filename: str, items: Collection[str],
                     questions: Mapping[str, Sequence[float]], max_bytes: int,
-                    limits: Limits = DEFAULT_LIMITS) -> list[Presentation]:
+                    limits: Limits = DEFAULT_LIMITS,
+                    comparative: Mapping[str, tuple[str, Mapping[str, Any]]] | None = None,
+                    outputs: Mapping[str, Sequence[str]] | None = None) -> list[Presentation]:
     """Validate a bundle's revisions file; return its presentations in order of first row.
 
-    `questions` maps each question key to its scale's values. Each presentation (annotator,
+    `questions` maps each question key to its scale's values; `comparative` each comparative
+    question's key to its kind and options, and `outputs` each comparison to its outputs: the
+    answers to a comparative question carry their judgment in the file's `choice` column (JSON,
+    checked by `core.comparative.judgment_clean`, its value derived again), stored in the
+    `Cell`'s ``choice``. Each presentation (annotator,
     item, presentation number) must have revisions numbered 1, 2, … with exactly one current,
     the rows of one revision must agree on position, current flag, time and source, and a
     question is answered once per revision. Raise `InputError` listing every problem.
@@ -260,10 +270,15 @@ def revisions_parse(data: bytes, *, filename: str, items: Collection[str],
     errors.raise_if_any()
     known_items = set(items)
     scales = {key: {float(v) for v in values} for key, values in questions.items()}
+    judged = _Judgments(comparative or {}, outputs or {})
+    scales.update({key: set() for key in judged.questions})
+    choice_at = at.get(CHOICE)
     grouped = _Grouped(errors)
     for line, cells in grid.rows:
-        row = _revision_row({name: cells[at[name]] for name in REVISION_COLUMNS}, line, errors,
-                            items=known_items, scales=scales)
+        cell = {name: cells[at[name]] for name in REVISION_COLUMNS}
+        cell[CHOICE] = "" if choice_at is None else cells[choice_at]
+        row = _revision_row(cell, line, errors, items=known_items, scales=scales,
+                            judged=judged)
         if row is not None:
             grouped.add(row, line)
     grouped.check_numbering()
@@ -286,10 +301,40 @@ class _Row(NamedTuple):
     value: float | None
     missing: str
     comment: str
+    choice: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class _Judgments:
+    """The comparative questions (key → kind, options) and the comparisons' outputs."""
+
+    questions: Mapping[str, tuple[str, Mapping[str, Any]]]
+    outputs: Mapping[str, Sequence[str]]
+
+    def read(self, cell: Mapping[str, str], key: str, item: str, line: int,
+             errors: Collector) -> tuple[float | None, dict[str, Any] | None] | None:
+        """The value and judgment of an answer to a comparative question; None (reported)."""
+        raw = unneutralise(cell[CHOICE].strip())
+        if not raw:
+            if cell["value"].strip():
+                errors.add("a value without its judgment (the choice column)", line=line,
+                           column=CHOICE)
+                return None
+            return None, None
+        kind, options = self.questions[key]
+        try:
+            loaded = json.loads(raw)
+            value, choice = judgment_clean(kind, options, self.outputs.get(item, ()), loaded)
+        except (ValueError, JudgmentError) as exc:  # JSONDecodeError is a ValueError
+            why = str(exc) if isinstance(exc, JudgmentError) else "not a judgment in JSON"
+            errors.add(f"{why[:120]}", line=line, column=CHOICE)
+            return None
+        return value, choice
 
 
 def _revision_row(cell: Mapping[str, str], line: int, errors: Collector, *,
-                  items: Collection[str], scales: Mapping[str, set[float]]) -> _Row | None:
+                  items: Collection[str], scales: Mapping[str, set[float]],
+                  judged: _Judgments | None = None) -> _Row | None:
     """Check one row's cells, reporting every problem; return the row, or None when any."""
     ok = True
     annotator = unneutralise(cell["annotator"].strip())
@@ -322,18 +367,31 @@ def _revision_row(cell: Mapping[str, str], line: int, errors: Collector, *,
         errors.add(f"{source[:20]!r} is not a source ({' or '.join(SOURCES)})", line=line,
                    column="source")
         ok = False
-    answer = _answer(cell, line, errors, scales=scales)
+    comparative = judged is not None and cell["question"].strip() in judged.questions
+    answer = _answer(cell, line, errors, scales=scales, comparative=comparative)
+    choice = None
+    if answer is not None and judged is not None and comparative:
+        read = judged.read(cell, answer[0], item, line, errors)
+        if read is None:
+            return None
+        value, choice = read
+        answer = (answer[0], value, answer[2])
+        if value is not None and answer[2]:
+            errors.add(f"a judgment and a missing reason ({answer[2]}): one of them is empty",
+                       line=line, column="missing")
+            return None
     if not ok or answer is None:
         return None
     assert number is not None and revision is not None
     key, value, reason = answer
     return _Row(annotator, item, number, position, revision, active_ms,
                 current_raw in ("1", "true"), source, key, value, reason,
-                unneutralise(cell["comment"]))
+                unneutralise(cell["comment"]), choice)
 
 
 def _answer(cell: Mapping[str, str], line: int, errors: Collector, *,
-            scales: Mapping[str, set[float]]) -> tuple[str, float | None, str] | None:
+            scales: Mapping[str, set[float]],
+            comparative: bool = False) -> tuple[str, float | None, str] | None:
     """The row's question, value and missing reason, or None when one of them is reported: a
     question of the definition, a value of its scale, a known reason, not both a value and a
     reason."""
@@ -344,7 +402,7 @@ def _answer(cell: Mapping[str, str], line: int, errors: Collector, *,
         errors.add(f"{key[:40]!r} is not a question of the bundle's definition "
                    f"({', '.join(scales)})", line=line, column="question")
         ok = False
-    elif cell["value"].strip():
+    elif cell["value"].strip() and not comparative:  # a judgment's value is derived again
         try:
             value = float(cell["value"])
         except ValueError:
@@ -389,7 +447,7 @@ class _Grouped:
                             f"{row.presentation} of {row.item!r}", line=line,
                             column="question")
             return
-        found.cells[row.question] = Cell(row.value, row.missing, row.comment)
+        found.cells[row.question] = Cell(row.value, row.missing, row.comment, row.choice)
 
     def _presentation(self, row: _Row, line: int) -> Presentation | None:
         """The row's presentation (new on its first row), or None when its position differs."""

@@ -52,6 +52,17 @@ def is_comparative(kind: str) -> bool:
     return kind in KINDS
 
 
+def asks(kind: str, n_outputs: int) -> bool:
+    """Whether a question of ``kind`` is asked about an item with ``n_outputs`` outputs: a scale
+    question about every item that is not a comparison, a comparative one about every comparison
+    whose number of outputs it can judge (a pairwise question two, a best–worst one three to
+    eight), so one study may ask pairwise questions of its pairs and best–worst ones of its
+    tuples."""
+    if not is_comparative(kind):
+        return n_outputs == 0
+    return MIN_OUTPUTS[kind] <= n_outputs <= MAX_OUTPUTS[kind]
+
+
 def options_clean(kind: str, raw: Mapping[str, Any] | None) -> dict[str, Any]:
     """Return the options of a comparative question, defaults filled in; raise `JudgmentError`
     naming an unknown or invalid option."""

@@ -4,7 +4,9 @@ Item files (CSV/TSV or JSON Lines, read by `core.tabular`): `id` (required), `te
 `text_a`/`text_b`, `control` (0/1), `role` (main, screening or check), `system` and `source`
 (the system that produced the item and the source it answers, docs/systems.md), and prefixed columns
 `metric:<name>`, `feature:<name>`, `meta:<name>`, `gold:<question>` and `tolerance:<question>`
-(a screening or check item's known answer to a question and how far from it an answer may be). `items_parse` returns `ItemRow`s or raises one `InputError` listing every
+(a screening or check item's known answer to a question and how far from it an answer may be),
+and `outputs` (a comparison: the ids of the items it compares, `a|b|c`, docs/comparisons.md).
+`items_parse` returns `ItemRow`s or raises one `InputError` listing every
 problem; `items_stream` checks the same rows one by one without holding them (the bulk import
 checks the ids across rows afterwards); `studies.services.items_import` stores them.
 
@@ -33,6 +35,10 @@ LABEL_COLUMNS = ("system", "source")
 MAX_LABEL = 200  # the model's CharField
 PREFIXES = ("metric:", "feature:", "meta:", "gold:", "tolerance:")
 ROLES = ("main", "screening", "check")
+# A comparison's outputs: item ids separated by `|` (core.comparative.SEPARATOR), 2 to 8.
+OUTPUTS_COLUMN = "outputs"
+OUTPUTS_SEPARATOR = "|"
+MIN_COMPARED, MAX_COMPARED = 2, 8
 
 
 @dataclass
@@ -54,6 +60,7 @@ class ItemRow:
     gold: dict[str, float] = field(default_factory=dict)
     tolerance: dict[str, float] = field(default_factory=dict)
     check_at: int | None = None
+    outputs: list[str] = field(default_factory=list)
 
 
 def _number(raw: str, errors: Collector, line: int, column: str) -> float | None:
@@ -78,7 +85,8 @@ def _prefixed_columns(header: list[str], errors: Collector,
     (and a `gold:`/`tolerance:` column naming no question of the study)."""
     prefixed: dict[str, tuple[str, str]] = {}
     for column in dict.fromkeys(header):  # each name once, in order
-        if column in ("id", "control", "role", "check_at", *TEXT_COLUMNS, *LABEL_COLUMNS):
+        if column in ("id", "control", "role", "check_at", OUTPUTS_COLUMN, *TEXT_COLUMNS,
+                      *LABEL_COLUMNS):
             continue
         prefix, colon, name = column.partition(":")
         if colon and f"{prefix}:" in PREFIXES and name.strip():
@@ -91,7 +99,7 @@ def _prefixed_columns(header: list[str], errors: Collector,
         else:
             errors.add(
                 f"unknown column {column!r} (expected id, text, text_a, text_b, control, role, check_at, "
-                "system, source, metric:<name>, feature:<name>, meta:<name>, gold:<question>, "
+                "system, source, outputs, metric:<name>, feature:<name>, meta:<name>, gold:<question>, "
                 "tolerance:<question>)",
                 line=1, column=column,
             )
@@ -99,8 +107,10 @@ def _prefixed_columns(header: list[str], errors: Collector,
 
 
 def _known_answers(item: ItemRow, row: Mapping[str, str], line: int, errors: Collector,
-                   questions: Mapping[str, tuple[float, ...]]) -> None:
-    """Check a row's role and its known answers (`gold:`) and tolerances against the scales."""
+                   questions: Mapping[str, tuple[float, ...]],
+                   comparative: frozenset[str] = frozenset()) -> None:
+    """Check a row's role and its known answers (`gold:`) and tolerances against the scales (a
+    comparison's against its outputs, for the ``comparative`` questions)."""
     role = row.get("role", "").strip().lower() or "main"
     if role not in ROLES:
         errors.add(f"role must be main, screening or check, not {role!r}", line=line,
@@ -128,7 +138,20 @@ def _known_answers(item: ItemRow, row: Mapping[str, str], line: int, errors: Col
         errors.add(f"a {role} item needs a known answer in at least one gold:<question> column",
                    line=line, column="role")
     for key, value in item.gold.items():
-        if value not in questions[key]:
+        if (key in comparative) != bool(item.outputs):
+            errors.add(f"question {key!r} is " + (
+                "comparative: its known answer belongs to a comparison (an item with outputs)"
+                if key in comparative else
+                "a scale question: a comparison's known answer is for a comparative question"),
+                line=line, column=f"gold:{key}")
+        elif item.outputs:
+            # the canonical index of the right output (0.5: a pairwise tie)
+            if not (float(value).is_integer() and 0 <= value < len(item.outputs)) \
+                    and not (value == 0.5 and len(item.outputs) == 2):
+                errors.add(f"{value:g} is not an output's place in this comparison (0 to "
+                           f"{len(item.outputs) - 1}; 0.5 a tie of two)", line=line,
+                           column=f"gold:{key}")
+        elif value not in questions[key]:
             errors.add(f"{value:g} is not a value of the scale of question {key!r}",
                        line=line, column=f"gold:{key}")
     for key, tolerance in item.tolerance.items():
@@ -165,12 +188,15 @@ def items_stream(
     limits: Limits = DEFAULT_LIMITS,
     questions: Mapping[str, tuple[float, ...]] | None = None,
     id_check: IdCheck | None = None,
+    comparative: frozenset[str] = frozenset(),
 ) -> ItemStream:
     """Check an item file's header now and each of its rows as they are iterated.
 
     The checks and messages of `items_parse`, but the rows are never held: a bulk import stores
     each row as it is read and checks the ids across rows afterwards (`id_check` None), or
-    `id_check` does it as the rows come.
+    `id_check` does it as the rows come. A comparison's outputs are checked on their row (2 to 8
+    distinct ids, not its own); that they name items of the file or the study is the caller's
+    check, across rows (`outputs_problems`).
     """
     errors = Collector(filename)
     text = decode(data, errors, max_bytes=max_bytes)
@@ -192,7 +218,7 @@ def items_stream(
     rows = itertools.chain([first], table.rows) if first is not None else iter(())
     return ItemStream(errors=errors, lines=text.count("\n") + 1, rows=_item_rows(
         rows, errors=errors, columns=columns, prefixed=prefixed, needed=needed, display=display,
-        questions=questions or {}, id_check=id_check,
+        questions=questions or {}, id_check=id_check, comparative=comparative,
         # Neutralisation is a CSV matter: JSON strings are taken exactly as written.
         clean=(lambda raw: raw) if table.jsonl else unneutralise))
 
@@ -201,7 +227,8 @@ def _item_rows(rows: Iterator[tuple[int, dict[str, str]]], *, errors: Collector,
                columns: set[str], prefixed: dict[str, tuple[str, str]],
                needed: tuple[str, ...], display: str,
                questions: Mapping[str, tuple[float, ...]], id_check: IdCheck | None,
-               clean: Callable[[str], str]) -> Iterator[ItemRow]:
+               clean: Callable[[str], str],
+               comparative: frozenset[str] = frozenset()) -> Iterator[ItemRow]:
     for line, row in rows:
         item_id = clean(row.get("id", "").strip())
         if "id" in columns and not item_id:
@@ -211,10 +238,13 @@ def _item_rows(rows: Iterator[tuple[int, dict[str, str]]], *, errors: Collector,
         elif id_check is not None and (problem := id_check(item_id, line)) is not None:
             errors.add(problem, line=line, column="id")
         item = ItemRow(line=line, external_id=item_id)
+        compares = clean(row.get(OUTPUTS_COLUMN, ""))
+        item.outputs = _outputs(compares, item_id, errors, line)
         for name in TEXT_COLUMNS:
             setattr(item, name, clean(row.get(name, "")))
-        for name in needed:
-            if name in columns and not getattr(item, name).strip() and display != "coref":
+        for name in needed:  # a comparison shows its outputs: its own text may be empty
+            if name in columns and not getattr(item, name).strip() and display != "coref" \
+                    and not compares.strip():
                 errors.add(f"empty {name}", line=line, column=name)
         for name in LABEL_COLUMNS:
             label = clean(row.get(name, "").strip())
@@ -222,6 +252,9 @@ def _item_rows(rows: Iterator[tuple[int, dict[str, str]]], *, errors: Collector,
                 errors.add(problem, line=line, column=name)
             else:
                 setattr(item, name, label)
+        if item.outputs and item.system:
+            errors.add("a comparison has no system (its outputs have theirs)", line=line,
+                       column="system")
         control = row.get("control", "").strip().lower()
         if control in {"1", "true", "yes"}:
             item.is_control = True
@@ -241,8 +274,53 @@ def _item_rows(rows: Iterator[tuple[int, dict[str, str]]], *, errors: Collector,
                 target = {"metric": item.metrics, "feature": item.features, "gold": item.gold,
                           "tolerance": item.tolerance}[prefix]
                 target[name] = value
-        _known_answers(item, row, line, errors, questions)
+        _known_answers(item, row, line, errors, questions, comparative)
+        if item.outputs and item.is_control:
+            errors.add("a comparison cannot be a control item", line=line, column="control")
         yield item
+
+
+def _outputs(raw: str, item_id: str, errors: Collector, line: int) -> list[str]:
+    """A comparison's outputs from its cell (``a|b|c``), checked on their own; [] when empty."""
+    if not raw.strip():
+        return []
+    names = [name.strip() for name in raw.split(OUTPUTS_SEPARATOR)]
+    if any(not name for name in names):
+        errors.add("outputs are item ids separated by '|', none of them empty", line=line,
+                   column=OUTPUTS_COLUMN)
+    elif not MIN_COMPARED <= len(names) <= MAX_COMPARED:
+        errors.add(f"a comparison has {MIN_COMPARED} to {MAX_COMPARED} outputs, not "
+                   f"{len(names)}", line=line, column=OUTPUTS_COLUMN)
+    elif len(set(names)) != len(names):
+        twice = next(n for n in names if names.count(n) > 1)
+        errors.add(f"output {twice[:80]!r} is named twice", line=line, column=OUTPUTS_COLUMN)
+    elif item_id in names:
+        errors.add("a comparison cannot compare itself", line=line, column=OUTPUTS_COLUMN)
+    else:
+        return names
+    return []
+
+
+def outputs_problems(filename: str, rows: Iterable[tuple[int, list[str]]],
+                     known: Callable[[str], bool],
+                     compared: Callable[[str], bool] | None = None) -> list[Problem]:
+    """The problems of comparisons' outputs across rows: each ``(line, outputs)`` must name
+    items ``known`` (of the file or of the study) that are not comparisons themselves
+    (``compared`` tells which ids are comparisons)."""
+    problems = []
+    for line, outputs in rows:
+        missing = [name for name in outputs if not known(name)]
+        nested = [name for name in outputs if compared is not None and compared(name)]
+        if missing:
+            problems.append(Problem(filename, line, OUTPUTS_COLUMN,
+                                    f"no item {missing[0][:80]!r} in this file or study" +
+                                    (f" (and {len(missing) - 1} more)" if len(missing) > 1
+                                     else "")))
+        elif nested:
+            problems.append(Problem(filename, line, OUTPUTS_COLUMN,
+                                    f"{nested[0][:80]!r} is a comparison: a comparison's "
+                                    "outputs are plain items"))
+    return problems
 
 
 def items_parse(
@@ -254,6 +332,8 @@ def items_parse(
     max_bytes: int,
     limits: Limits = DEFAULT_LIMITS,
     questions: Mapping[str, tuple[float, ...]] | None = None,
+    comparative: frozenset[str] = frozenset(),
+    existing_comparisons: frozenset[str] = frozenset(),
 ) -> list[ItemRow]:
     """Validate an item file completely; return its rows or raise `InputError` listing all problems.
 
@@ -261,7 +341,9 @@ def items_parse(
     `text_a` and `text_b`, the others `text`. Linear in the file: columns are classified once,
     ids are checked against sets. `questions` maps each question's key to its scale's values:
     the `gold:<question>` and `tolerance:<question>` columns must name one of them. The problems
-    are listed in the order of the lines (those of the whole file first).
+    are listed in the order of the lines (those of the whole file first). ``comparative`` names
+    the comparative questions (a comparison's `gold:` is an output's place), and
+    ``existing_comparisons`` the study's comparisons (no output may be one).
     """
     seen: dict[str, int] = {}
 
@@ -274,9 +356,14 @@ def items_parse(
         return None
 
     stream = items_stream(data, filename=filename, display=display, max_bytes=max_bytes,
-                          limits=limits, questions=questions, id_check=id_check)
+                          limits=limits, questions=questions, id_check=id_check,
+                          comparative=comparative)
     items = list(stream.rows)
-    items_problems(stream.errors).raise_if_any()
+    comparisons = {row.external_id for row in items if row.outputs} | existing_comparisons
+    items_problems(stream.errors, outputs_problems(
+        filename, ((row.line, row.outputs) for row in items if row.outputs),
+        known=lambda name: name in seen or name in existing_ids,
+        compared=comparisons.__contains__)).raise_if_any()
     return items
 
 

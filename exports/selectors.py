@@ -7,6 +7,7 @@ annotator and the id of each item.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,13 +15,14 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connections, router
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Exists, Max, OuterRef, Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from analysis.selectors import item_record_count, latest_results
 from annotation.models import Answer, Response
 from annotation.selectors import event_list
+from core.comparative import SEPARATOR, TIE, judgment_text
 from jobs.selectors import job_status
 from studies.models import Item, Participant, Question, Study
 from studies.selectors import pseudonyms
@@ -28,7 +30,8 @@ from studies.selectors import pseudonyms
 from .models import ExportJob
 
 # Exports that grow with the number of responses; the others are small whatever the study.
-LARGE_WHATS = ("responses", "revisions", "matrix", "bundle", "labels", "gaps", "events")
+LARGE_WHATS = ("responses", "revisions", "matrix", "bundle", "labels", "gaps", "events",
+               "judgments")
 READ_CHUNK = 5000  # rows per database round trip of .iterator()
 
 # The first ten columns are those of single-question exports before questions existed.
@@ -64,6 +67,12 @@ SYSTEM_COLUMNS: dict[str, tuple[str, ...]] = {
     "metric_meta_evaluation": ("question", "scale", "metric", "level", "grouping", "statistic",
                                "value", "low", "high", "p_value", "n", "other_metric", "reason"),
 }
+# The judgments export: one row per current answer to a comparative question (docs/exports.md).
+JUDGMENT_COLUMNS = ("annotator", "item", "question", "kind", "shown", "choice", "strength",
+                    "value", "left", "missing", "comment", "revision", "received_at")
+# The revisions export of a study with comparative questions ends with each answer's judgment
+# as stored (JSON), which a replayed bundle stores again.
+CHOICE_COLUMN = "choice"
 # The keys of one line of the timing events export, in order (docs/exports.md).
 EVENT_COLUMNS = ("annotator", "item", "presentation", "position", "revision", "current", "seq",
                  "event", "ms", "active_ms", "submitted_at")
@@ -107,7 +116,7 @@ ORDER BY MIN(first.id) OVER (PARTITION BY first.participant_id), cur.position IS
 _REVISIONS_SQL = """
 SELECT r.participant_id, item.external_id, r.presentation, r.position, r.revision, r.is_current,
        question.key, answer.value, answer.missing, answer.comment, r.active_ms, r.received_at,
-       r.source, item.system, item.source
+       r.source, item.system, item.source, answer.choice
 FROM {response} r
 JOIN {participant} p ON p.id = r.participant_id
 JOIN {answer} answer ON answer.response_id = r.id
@@ -171,9 +180,20 @@ def response_columns(*, study: Study) -> tuple[str, ...]:
     return RESPONSE_COLUMNS + (ITEM_LABEL_COLUMNS if study_has_labels(study=study) else ())
 
 
+def study_is_comparative(*, study: Study) -> bool:
+    """Tell whether the study asks a comparative question (the questions are cached)."""
+    return any(q.is_comparative for q in study.question_list)
+
+
 def revision_columns(*, study: Study) -> tuple[str, ...]:
-    """The columns of the revisions export (as `response_columns`). One query."""
-    return REVISION_COLUMNS + (ITEM_LABEL_COLUMNS if study_has_labels(study=study) else ())
+    """The columns of the revisions export (as `response_columns`), then `choice` for a study
+    with comparative questions. One query."""
+    labels, comparative = Study.objects.filter(pk=study.pk).values_list(
+        Exists(Item.objects.filter(study=OuterRef("pk")).filter(~Q(system="") | ~Q(source=""))),
+        Exists(Question.objects.filter(study=OuterRef("pk")).exclude(
+            kind=Question.Kind.SCALE))).get()
+    return (REVISION_COLUMNS + (ITEM_LABEL_COLUMNS if labels else ())
+            + ((CHOICE_COLUMN,) if comparative else ()))
 
 
 def response_rows(*, study: Study, labels: bool = False) -> Iterator[tuple[object, ...]]:
@@ -195,16 +215,78 @@ def response_rows(*, study: Study, labels: bool = False) -> Iterator[tuple[objec
         yield (*row, system, item_source) if labels else row
 
 
-def revision_rows(*, study: Study, labels: bool = False) -> Iterator[tuple[object, ...]]:
+def revision_rows(*, study: Study, labels: bool = False,
+                  choice: bool = False) -> Iterator[tuple[object, ...]]:
     """Yield one tuple per stored answer of every revision, in REVISION_COLUMNS order (then the
-    item's system and source when ``labels``). Two queries."""
+    item's system and source when ``labels``, then the judgment as JSON text, blank for a
+    scale, when ``choice``). Two queries."""
     names = pseudonyms(study=study)
     for (pid, item, presentation, position, revision, current, question, value, missing, comment,
-         active_ms, received, source, system, item_source) in _stream(_REVISIONS_SQL,
-                                                                       [study.pk]):
-        row = (names[pid], item, presentation, position, revision, bool(current), question,
-               value, missing, comment, active_ms, _aware(received), source)
-        yield (*row, system, item_source) if labels else row
+         active_ms, received, source, system, item_source, judgment) in _stream(
+            _REVISIONS_SQL, [study.pk]):
+        row: tuple[object, ...] = (names[pid], item, presentation, position, revision,
+                                   bool(current), question, value, missing, comment, active_ms,
+                                   _aware(received), source)
+        if labels:
+            row = (*row, system, item_source)
+        if choice:
+            row = (*row, "" if judgment is None else json.dumps(
+                _json(judgment), ensure_ascii=False, separators=(",", ":")))
+        yield row
+
+
+def _json(value: Any) -> Any:
+    """A JSON column read by a raw query: PostgreSQL's driver decodes it, SQLite gives text."""
+    return json.loads(value) if isinstance(value, str) else value
+
+
+# Every current answer to a comparative question, in the order of the responses export.
+_JUDGMENTS_SQL = """
+SELECT first.participant_id, item.external_id, question.key, question.kind, answer.choice,
+       answer.value, answer.missing, answer.comment, cur.revision, cur.received_at
+FROM {response} first
+JOIN {participant} p ON p.id = first.participant_id
+JOIN {response} cur ON cur.participant_id = first.participant_id
+     AND cur.item_id = first.item_id AND cur.presentation = first.presentation AND cur.is_current
+JOIN {answer} answer ON answer.response_id = cur.id
+JOIN {question} question ON question.id = answer.question_id
+JOIN {item} item ON item.id = first.item_id
+WHERE p.study_id = %s AND first.revision = 1 AND question.kind <> 'scale'
+ORDER BY MIN(first.id) OVER (PARTITION BY first.participant_id), cur.position IS NULL,
+         cur.position, first.presentation, first.id, question.position
+"""
+
+
+def judgment_rows(*, study: Study) -> Iterator[tuple[object, ...]]:
+    """Yield one tuple per current answer to a comparative question, in JUDGMENT_COLUMNS order:
+    the annotator's pseudonym, the comparison, the question and its kind, the outputs shown
+    (``a|b``, in the order shown), the choice as a judgments file writes it
+    (`core.comparative.judgment_text`), a pairwise strength, the value (the canonical index of
+    the chosen output), ``left`` (whether the output shown first was chosen: the pick, the best,
+    or ranked first alone; blank for a tie or a missing judgment), the missing reason, the
+    comment, the revision and when it was received. Two queries."""
+    names = pseudonyms(study=study)
+    for (pid, item, question, kind, raw, value, missing, comment, revision,
+         received) in _stream(_JUDGMENTS_SQL, [study.pk]):
+        choice = _json(raw)
+        if not isinstance(choice, dict) or not choice.get("shown"):
+            yield (names[pid], item, question, kind, "", "", "", value, None, missing, comment,
+                   revision, _aware(received))
+            continue
+        shown = [str(name) for name in choice["shown"]]
+        yield (names[pid], item, question, kind, SEPARATOR.join(shown), judgment_text(choice),
+               str(choice.get("strength") or ""), value, _left(choice, shown[0]), missing,
+               comment, revision, _aware(received))
+
+
+def _left(choice: dict[str, Any], first: str) -> bool | None:
+    """Whether the output shown first was chosen (None: a tie, or a tie at the top)."""
+    if "pick" in choice:
+        return None if choice["pick"] == TIE else choice["pick"] == first
+    if "order" in choice:
+        top = choice["order"][0] if choice["order"] else []
+        return None if first in top and len(top) > 1 else list(top) == [first]
+    return bool(choice.get("best") == first)
 
 
 def event_rows(*, study: Study) -> Iterator[dict[str, Any]]:
@@ -245,16 +327,20 @@ def matrix_columns(*, study: Study) -> tuple[list[str], dict[tuple[int, int, int
     questions = study.question_list
     several = len(questions) > 1
     items = list(Item.objects.filter(study=study).order_by("position")
-                 .values_list("pk", "external_id"))
+                 .values_list("pk", "external_id", "outputs"))
     latest = dict(Response.objects.filter(participant__study=study, presentation__gt=1)
                   .values("item_id").annotate(last=Max("presentation")).order_by()
                   .values_list("item_id", "last"))
     header = ["annotator"]
     index: dict[tuple[int, int, int], int] = {}
     for presentation in range(1, max(latest.values(), default=1) + 1):
-        for pk, external in items:
+        for pk, external, outputs in items:
             if latest.get(pk, 1) >= presentation:
+                # the questions asked about the item (`Question.applies_to`): a comparison's
+                # comparative ones, every other item's scales
                 for question in questions:
+                    if question.is_comparative != bool(outputs):
+                        continue
                     index[(pk, presentation, question.pk)] = len(header)
                     header.append(f"{external}:{question.key}" if several else external)
     return header, index
@@ -273,7 +359,9 @@ def matrix_rows(*, study: Study, width: int,
             if current is not None:
                 yield row
             current, row = pid, [names[pid]] + [None] * (width - 1)
-        row[index[(item, presentation, question)]] = value
+        column = index.get((item, presentation, question))
+        if column is not None:  # an answer to a question not asked about the item: none
+            row[column] = value
     if current is not None:
         yield row
 
@@ -284,12 +372,16 @@ def matrix_rows(*, study: Study, width: int,
 def item_columns(*, study: Study) -> list[str]:
     """Return the `import_items` columns the study's items need. Two queries."""
     present = Item.objects.filter(study=study).aggregate(
-        **{name: Count("pk", filter=~Q(**{name: ""})) for name in TEXT_COLUMNS + LABEL_COLUMNS})
+        **{name: Count("pk", filter=~Q(**{name: ""})) for name in TEXT_COLUMNS + LABEL_COLUMNS},
+        outputs=Count("pk", filter=~Q(outputs=[])))
     needed = ("text_a", "text_b") if study.display == Study.Display.PAIR else ("text",)
     header = ["id"] + [n for n in TEXT_COLUMNS if n in needed or present[n]] + ["control"]
     # An item's system and source (docs/systems.md), only when some item names one, so a study
-    # without systems exports the columns it always did.
+    # without systems exports the columns it always did; a comparison's outputs (`a|b|c`),
+    # only when the study has comparisons.
     header += [n for n in LABEL_COLUMNS if present[n]]
+    if present["outputs"]:
+        header.append("outputs")
     keys: dict[str, set[str]] = {attr: set() for attr, _ in PREFIXES + KNOWN_PREFIXES}
     rows = Item.objects.filter(study=study).values_list("metrics", "features", "meta", "gold",
                                                         "tolerance", "role", "check_at")
@@ -336,12 +428,12 @@ def item_rows(*, study: Study, header: list[str]) -> Iterator[dict[str, Any]]:
     rows = (Item.objects.filter(study=study).order_by("position")
             .values_list("external_id", "text", "text_a", "text_b", "is_control", "metrics",
                          "features", "meta", "role", "gold", "tolerance", "check_at", "system",
-                         "source"))
+                         "source", "outputs"))
     for (external, text, text_a, text_b, control, metrics, features, meta, role, gold,
-         tolerance, check_at, system, source) in rows.iterator(chunk_size=READ_CHUNK):
+         tolerance, check_at, system, source, outputs) in rows.iterator(chunk_size=READ_CHUNK):
         values = {"id": external, "text": text, "text_a": text_a, "text_b": text_b,
                   "control": int(control), "role": role, "check_at": check_at,
-                  "system": system, "source": source}
+                  "system": system, "source": source, "outputs": SEPARATOR.join(outputs)}
         stores = {"metric:": metrics, "feature:": features, "meta:": _exported_meta(study, meta),
                   "gold:": gold, "tolerance:": tolerance}
         record = {}
@@ -427,7 +519,7 @@ def export_row_estimate(*, study: Study, what: str) -> int:
     for the bundle): stored answers of every revision stand for responses and revisions."""
     if what == "results":
         return 1
-    if what in SYSTEM_COLUMNS:
+    if what in SYSTEM_COLUMNS or what == "comparison_scores":
         records = (latest_results(study=study) or {}).get(what)
         return max(1, len(records) if isinstance(records, list) else 0)
     if what == "events":  # a response holds a handful of events: shown, select, answer, …
@@ -440,7 +532,8 @@ def export_row_estimate(*, study: Study, what: str) -> int:
     items = Item.objects.filter(study=study).count() if what in ("items", "bundle") else 0
     answers = (Answer.objects.filter(response__participant__study=study).count()
                if what != "items" else 0)
-    return {"responses": answers, "revisions": answers, "matrix": answers, "items": items}.get(
+    return {"responses": answers, "revisions": answers, "matrix": answers, "items": items,
+            "judgments": answers}.get(
         what, 3 * answers + items)
 
 

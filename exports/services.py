@@ -35,8 +35,10 @@ from jobs.services import job_done, job_enqueue, job_fail, job_progress, job_sta
 from studies.models import Question, Study
 from studies.selectors import study_definition
 
+from .comparisons import judgments_chunks, score_records, scores_chunks
 from .models import ExportJob
 from .selectors import (
+    CHOICE_COLUMN,
     ITEM_LABEL_COLUMNS,
     RESPONSE_COLUMNS,
     REVISION_COLUMNS,
@@ -56,6 +58,7 @@ from .selectors import (
     revision_columns,
     revision_rows,
     study_has_labels,
+    study_is_comparative,
     system_score_rows,
 )
 
@@ -77,6 +80,9 @@ WHATS: dict[str, tuple[str, ...]] = {
     **{section: ("csv", "jsonl") for section in SYSTEM_COLUMNS},
     "bundle": ("zip",),
     "events": ("jsonl",),
+    # Comparative questions (docs/exports.md): their judgments, and their scores.
+    "judgments": ("csv", "jsonl", "parquet"),
+    "comparison_scores": ("csv", "jsonl", "parquet"),
 }
 # The columns of the `labels` export: one row per item × question × scale × method.
 LABEL_COLUMNS = ("item", "question", "scale", "method", "label", "probability", "entropy",
@@ -84,7 +90,7 @@ LABEL_COLUMNS = ("item", "question", "scale", "method", "label", "probability", 
 # The columns of the `gaps` export: one row per item × question × scale × aggregate × metric
 # with both a human answer and a metric value (the ``item_gaps`` records of docs/results.md).
 GAP_COLUMNS = ("item", "question", "scale", "aggregate", "metric", "human", "metric_value", "gap")
-RESULT_EXPORTS = ("results", "bundle", "labels", "gaps", *SYSTEM_COLUMNS)
+RESULT_EXPORTS = ("results", "bundle", "labels", "gaps", "comparison_scores", *SYSTEM_COLUMNS)
 FORMATS = ("csv", "jsonl", "parquet", "json", "zip")
 TEXT_FORMATS = ("csv", "jsonl", "json")
 CONTENT_TYPES = {
@@ -161,6 +167,11 @@ def export_open(*, study: Study, what: str, fmt: str | None = None,
         chunks = _items_chunks(study, fmt, tally)
     elif what == "events":
         chunks = jsonl_chunks(tally("events", event_rows(study=study)))
+    elif what == "judgments":
+        chunks = judgments_chunks(study, fmt, tally)
+    elif what == "comparison_scores":
+        assert document is not None  # a result export (RESULT_EXPORTS): read above
+        chunks = scores_chunks(document, fmt, tally)
     elif what == "results":
         chunks = iter([_json_bytes(document)])
     elif what == "labels":
@@ -237,8 +248,9 @@ def _responses_chunks(study: Study, fmt: str, tally: _Tally) -> Iterator[bytes]:
 
 def _revisions_chunks(study: Study, fmt: str, tally: _Tally) -> Iterator[bytes]:
     columns = revision_columns(study=study)
-    rows = tally("revisions", revision_rows(study=study,
-                                            labels=len(columns) > len(REVISION_COLUMNS)))
+    choice = CHOICE_COLUMN in columns
+    rows = tally("revisions", revision_rows(
+        study=study, labels=len(columns) - choice > len(REVISION_COLUMNS), choice=choice))
     if fmt == "jsonl":
         return jsonl_chunks(dict(zip(columns, row, strict=True)) for row in rows)
     return csv_chunks(columns, rows)
@@ -336,9 +348,13 @@ def _scale_description(question: Question) -> dict[str, Any]:
 
 
 def _question_description(question: Question) -> dict[str, Any]:
+    # A comparative question's kind and options (ties, strength, size); a scale's kind only.
+    kind = {"kind": question.kind,
+            **({"options": dict(question.comparison)} if question.is_comparative else {})}
     return {"key": question.key, "prompt": question.prompt, "required": question.required,
             "allow_comment": question.allow_comment,
-            "allow_cant_judge": question.allow_cant_judge, **_scale_description(question)}
+            "allow_cant_judge": question.allow_cant_judge, **kind,
+            **_scale_description(question)}
 
 
 def bundle_settings(*, study: Study, document: dict[str, Any]) -> dict[str, Any]:
@@ -395,6 +411,11 @@ def _bundle_chunks(study: Study, document: dict[str, Any], tally: _Tally) -> Ite
         # The records that grow with the items, which the results document keeps apart.
         ("labels.csv", lambda: _labels_chunks(document, "csv", tally)),
         ("item_gaps.csv", lambda: _gaps_chunks(document, "csv", tally)),
+        # Comparative questions: their judgments and, when the run has them, their scores.
+        *([("judgments.csv", lambda: judgments_chunks(study, "csv", tally))]
+          if study_is_comparative(study=study) else []),
+        *([("comparison_scores.csv", lambda: scores_chunks(document, "csv", tally))]
+          if score_records(document) else []),
         # The systems analysis' tables, when the run has them.
         *[(f"{section}.csv", lambda section=section: _system_chunks(document, section, "csv",
                                                                       tally))

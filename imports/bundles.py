@@ -110,7 +110,12 @@ def bundle_import(*, data: bytes, filename: str, owner: User,
             members[REVISIONS], filename=f"{name}/{REVISIONS}",
             items=study.items.values_list("external_id", flat=True),
             questions={q.key: q.values for q in study.question_list},
-            max_bytes=settings.CONCORD_BUNDLE_MAX_UNPACKED_BYTES)
+            max_bytes=settings.CONCORD_BUNDLE_MAX_UNPACKED_BYTES,
+            # Comparative questions: each judgment is checked against its comparison's outputs.
+            comparative={q.key: (q.kind, q.comparison) for q in study.question_list
+                         if q.is_comparative},
+            outputs=dict(study.items.exclude(outputs=[]).values_list("external_id",
+                                                                     "outputs")))
         # Bundles written before the participants file replay every annotator as complete.
         states = participants_parse(
             members[PARTICIPANTS], filename=f"{name}/{PARTICIPANTS}",

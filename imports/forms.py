@@ -12,7 +12,10 @@ class ResponseImportForm(forms.Form):
         choices=[("wide", "Wide: one row per annotator, one column per item (Google Forms); "
                            "item:question columns when the study asks several questions"),
                  ("long", "Long: annotator, item, value[, question, missing, comment, "
-                          "duration_ms, position] (Concord's responses export reads back)")],
+                          "duration_ms, position] (Concord's responses export reads back)"),
+                 ("judgments", "Comparative judgments: annotator, items, choice[, question, "
+                               "comment] — items the outputs shown, in order, separated by | "
+                               "(the judgments export reads back)")],
         widget=forms.RadioSelect, initial="wide")
     annotator_column = forms.CharField(
         max_length=500, required=False,

@@ -204,7 +204,7 @@ def import_job_execute(*, job_id: int) -> ImportJob:
         if job.dry_run:
             result = _responses(job, folder, report)
             summary = _summary(result)
-            message = (f"{job.filename} holds {grouped(result.answers)} answers of "
+            message = (f"{job.filename} holds {grouped(result.answers)} {_answers(result)} of "
                        f"{grouped(len(result.annotators))} annotators; nothing is stored yet.")
         elif job.what == ImportJob.What.ITEMS and "coref_format" in job.options:
             count, warnings = _coref(job, folder)
@@ -226,7 +226,7 @@ def import_job_execute(*, job_id: int) -> ImportJob:
         else:
             result = _responses(job, folder, report)
             summary = _summary(result)
-            message = (f"Imported {grouped(result.answers)} answers of "
+            message = (f"Imported {grouped(result.answers)} {_answers(result)} of "
                        f"{grouped(len(result.annotators))} annotators from {job.filename}.")
     except InputError as exc:
         ImportJob.objects.filter(pk=job.pk).update(
@@ -298,6 +298,12 @@ def _responses(job: ImportJob, folder: Path,
             # the on-screen column mapper's choices (imports.columns), as a hand-made map
             item_map=options.get("item_map") or maps["item_map"],
             ignore_columns=options.get("ignore_columns", ()))
+
+
+def _answers(summary: ImportSummary) -> str:
+    """What a response file's answers are called: a judgments file's, one annotator's
+    judgments of one comparison."""
+    return "judged comparisons" if summary.fmt == "judgments" else "answers"
 
 
 def _summary(summary: ImportSummary) -> dict[str, Any]:

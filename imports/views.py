@@ -164,7 +164,11 @@ def coref_upload(request: HttpRequest, study: Study) -> HttpResponse:
 def responses_upload(request: HttpRequest, study: Study) -> HttpResponse:
     """Keep the file and check it (a dry run): a small one at once, a large one by a worker;
     then its job's page previews it. A small file's problems are listed on this page."""
-    form = ResponseImportForm(request.POST or None, request.FILES or None)
+    questions = study.question_list
+    # A study that asks only comparative questions takes judgments files: offered first.
+    only_comparative = bool(questions) and all(q.is_comparative for q in questions)
+    form = ResponseImportForm(request.POST or None, request.FILES or None,
+                              initial={"format": "judgments"} if only_comparative else None)
     error = None
     mapper = request.POST.get("action") == "map"
     if mapper and form.is_valid() and form.cleaned_data["format"] != "wide":

@@ -43,6 +43,7 @@ from .selectors import (
     with_item_roles,
 )
 from .services import (
+    comparisons_generate,
     item_delete,
     item_update,
     items_import,
@@ -80,8 +81,17 @@ PROBLEMS = inline_serializer("Problems", {
 class QuestionSerializer(serializers.ModelSerializer):
     class Meta:
         model = Question
-        fields = ["key", "position", "prompt", "required", "allow_comment", "allow_cant_judge",
-                  "preset", "values", "labels", "rubric", "reductions"]
+        fields = ["key", "position", "kind", "comparison", "prompt", "required",
+                  "allow_comment", "allow_cant_judge", "preset", "values", "labels", "rubric",
+                  "reductions"]
+        extra_kwargs = {
+            "kind": {"help_text": "scale, pairwise, ranking or bws (best–worst scaling); a "
+                                  "comparative question is asked about the comparisons "
+                                  "(docs/comparisons.md)."},
+            "comparison": {"help_text": "A comparative question's options: ties and strength "
+                                        "(pairwise), ties (ranking), size (bws); {} for a "
+                                        "scale."},
+        }
 
 
 class QualityPolicySerializer(serializers.Serializer):
@@ -118,7 +128,7 @@ class StudySerializer(serializers.ModelSerializer):
 
     @extend_schema_field(inline_serializer("ItemRoles", {
         "main": serializers.IntegerField(), "screening": serializers.IntegerField(),
-        "check": serializers.IntegerField()}))
+        "check": serializers.IntegerField(), "output": serializers.IntegerField()}))
     def get_item_roles(self, study: Study) -> dict[str, int]:
         if hasattr(study, "n_role_main"):  # the list's annotation: no query per study
             return {role: getattr(study, f"n_role_{role}") for role in Item.Role.values}
@@ -131,7 +141,8 @@ class ItemSerializer(serializers.ModelSerializer):
 
     id = serializers.CharField(source="external_id")
     role = serializers.ChoiceField(choices=Item.Role.choices, read_only=True,
-                                   help_text="main, screening or check (attention check).")
+                                   help_text="main, screening, check (attention check) or output (an "
+                                             "output shown only inside comparisons).")
     gold = serializers.DictField(child=serializers.FloatField(), read_only=True,
                                  help_text="Known answer per question key (screening and check "
                                            "items; empty for main items).")
@@ -141,11 +152,16 @@ class ItemSerializer(serializers.ModelSerializer):
     check_at = serializers.IntegerField(read_only=True, allow_null=True,
                                         help_text="A check's place among the main items (1 = "
                                                   "before the first); null: a random place.")
+    outputs = serializers.ListField(child=serializers.CharField(), read_only=True,
+                                    help_text="A comparison's outputs (the ids of the items it "
+                                              "compares, in its canonical order); empty for "
+                                              "every other item (docs/comparisons.md).")
 
     class Meta:
         model = Item
         fields = ["id", "position", "role", "text", "text_a", "text_b", "is_control", "system",
-                  "source", "metrics", "features", "meta", "gold", "tolerance", "check_at"]
+                  "source", "metrics", "features", "meta", "gold", "tolerance", "check_at",
+                  "outputs"]
         extra_kwargs = {
             "system": {"read_only": True,
                        "help_text": "The system that produced the item (docs/systems.md); "
@@ -192,6 +208,21 @@ class UploadSerializer(serializers.Serializer):
 class CloneSerializer(serializers.Serializer):
     slug = serializers.SlugField(max_length=60, validators=[refuse_reserved_slug])
     title = serializers.CharField(max_length=200, required=False, allow_blank=True)
+
+
+class ComparisonsSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=["pairs", "tuples"], default="pairs",
+                                   help_text="pairs: every pair of a source's outputs; tuples: "
+                                             "best–worst tuples.")
+    per_pair = serializers.IntegerField(min_value=1, max_value=50, default=1,
+                                        help_text="Pairs: comparisons of each pair.")
+    size = serializers.IntegerField(min_value=3, max_value=8, default=4,
+                                    help_text="Tuples: outputs per tuple.")
+    n_tuples = serializers.IntegerField(min_value=1, max_value=10_000, required=False,
+                                        allow_null=True, default=None,
+                                        help_text="Tuples per source (empty: twice its "
+                                                  "outputs).")
+    seed = serializers.IntegerField(min_value=-2**62, max_value=2**62, default=0)
 
 
 class StudyViewSet(viewsets.ReadOnlyModelViewSet):
@@ -278,6 +309,25 @@ class StudyViewSet(viewsets.ReadOnlyModelViewSet):
             return problems_response(exc)
         return Response(StudySerializer(study_get(user=request.user, slug=clone.slug)).data,
                         status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=ComparisonsSerializer,
+                   responses={201: inline_serializer("ComparisonsBuilt", {
+                       "created": serializers.IntegerField()}), 400: PROBLEMS},
+                   description="Build the study's comparisons from the systems' outputs of each "
+                               "source, replacing those it had (docs/comparisons.md): all pairs "
+                               "(`per_pair` times each) or best–worst tuples of `size` "
+                               "(`n_tuples` per source, default twice its outputs); seeded. "
+                               "While a draft or before any answer; recorded. Editor.")
+    @action(detail=True, methods=["post"])
+    def comparisons(self, request: Request, slug: str) -> Response:
+        study = study_get(user=request.user, slug=slug, need=Role.EDITOR)
+        body = ComparisonsSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            n = comparisons_generate(study=study, user=request.user, **body.validated_data)
+        except InputError as exc:
+            return problems_response(exc)
+        return Response({"created": n}, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=None, responses={200: StudySerializer, 400: PROBLEMS},
                    description="Open the study to annotators (from draft, paused or closed; its "

@@ -23,7 +23,7 @@ from typing import Any
 
 from django.db import connections, router
 
-from core.items import ItemRow, items_problems, items_stream
+from core.items import ItemRow, items_problems, items_stream, outputs_problems
 from core.problems import Collector, Problem
 from core.tabular import grouped
 
@@ -35,7 +35,7 @@ CHUNK = 5_000  # rows scored (pair studies) and reported as progress together
 Progress = Callable[[float, str], None]
 
 _COLUMNS = ("external_id", "text", "text_a", "text_b", "is_control", "metrics", "features",
-            "meta", "role", "gold", "tolerance", "check_at", "system", "source")
+            "meta", "role", "gold", "tolerance", "check_at", "system", "source", "outputs")
 
 
 class _Ids:
@@ -50,7 +50,8 @@ class _Ids:
 
 def items_import_copy(*, study: Study, data: bytes, filename: str, max_bytes: int,
                       questions: Mapping[str, tuple[float, ...]],
-                      progress: Progress | None = None) -> int:
+                      progress: Progress | None = None,
+                      comparative: frozenset[str] = frozenset()) -> int:
     """Check an item file row by row, stage it with COPY, check it across rows, then insert it.
 
     Call inside a transaction (`items_import`): raises `InputError` with every problem, and the
@@ -58,7 +59,7 @@ def items_import_copy(*, study: Study, data: bytes, filename: str, max_bytes: in
     """
     ids = _Ids()
     stream = items_stream(data, filename=filename, display=study.display, max_bytes=max_bytes,
-                          questions=questions, id_check=ids)
+                          questions=questions, id_check=ids, comparative=comparative)
     pair = study.display == Study.Display.PAIR
     sentiments = Collector(filename)  # reported only when the file has no other problem
     table = Item._meta.db_table
@@ -70,7 +71,7 @@ def items_import_copy(*, study: Study, data: bytes, filename: str, max_bytes: in
             f"CREATE TEMP TABLE {STAGE} (line integer, id_ok boolean, external_id text, "
             "text text, text_a text, text_b text, is_control boolean, metrics text, "
             "features text, meta text, role text, gold text, tolerance text, check_at integer, "
-            "system text, source text) "
+            "system text, source text, outputs text) "
             "ON COMMIT DROP")
         with cursor.cursor.copy(f"COPY {STAGE} (line, id_ok, {', '.join(_COLUMNS)}) "
                                 "FROM STDIN") as copy:
@@ -89,7 +90,9 @@ def items_import_copy(*, study: Study, data: bytes, filename: str, max_bytes: in
             _write(copy, chunk, score=pair and not (stream.errors or sentiments))
         if progress:
             progress(0.8, f"{grouped(rows)} items read; checking the ids across rows")
-        report = items_problems(stream.errors, _across(cursor, study=study, filename=filename))
+        report = items_problems(stream.errors, [
+            *_across(cursor, study=study, filename=filename),
+            *_outputs_across(cursor, study=study, filename=filename)])
         if not report and sentiments:
             report = items_problems(sentiments)
         report.raise_if_any()
@@ -99,7 +102,8 @@ def items_import_copy(*, study: Study, data: bytes, filename: str, max_bytes: in
             INSERT INTO {table} (study_id, position, annotation, {', '.join(_COLUMNS)})
             SELECT %s, %s + row_number() OVER (ORDER BY line) - 1, '{{}}'::jsonb, external_id,
                    text, text_a, text_b, is_control, metrics::jsonb, features::jsonb,
-                   meta::jsonb, role, gold::jsonb, tolerance::jsonb, check_at, system, source
+                   meta::jsonb, role, gold::jsonb, tolerance::jsonb, check_at, system, source,
+                   outputs::jsonb
             FROM {STAGE} ORDER BY line""",  # noqa: S608 (table names only)
                        [study.pk, study.items.count()])
         cursor.execute(f"DROP TABLE {STAGE}")
@@ -114,12 +118,15 @@ def _write(copy: Any, chunk: list[tuple[ItemRow, bool]], *, score: bool) -> None
         pair_rows_score([row for row, _ in chunk])
     dumps = json.dumps
     for row, id_ok in chunk:
+        if row.outputs:  # a comparison of the file (docs/comparisons.md)
+            row.meta = {**row.meta, "design": "file"}
         # A NUL is reported by the reader; PostgreSQL text cannot hold one, even in the stage.
         copy.write_row((row.line, id_ok, row.external_id.replace("\0", ""),
                         row.text.replace("\0", ""), row.text_a.replace("\0", ""),
                         row.text_b.replace("\0", ""), row.is_control, dumps(row.metrics), dumps(row.features), dumps(row.meta),
                         row.role, dumps(row.gold), dumps(row.tolerance), row.check_at,
-                        row.system.replace("\0", ""), row.source.replace("\0", "")))
+                        row.system.replace("\0", ""), row.source.replace("\0", ""),
+                        dumps([name.replace("\0", "") for name in row.outputs])))
 
 
 def _across(cursor: Any, *, study: Study, filename: str) -> list[Problem]:
@@ -140,3 +147,25 @@ def _across(cursor: Any, *, study: Study, filename: str) -> list[Problem]:
                    else f"id {item_id!r} already used on line {first_line}")
         problems.append(Problem(filename, line, "id", message))
     return problems
+
+
+def _outputs_across(cursor: Any, *, study: Study, filename: str) -> list[Problem]:
+    """The problems of comparisons' outputs across rows (`core.items.outputs_problems`): each
+    must name an item of the file or the study that is not itself a comparison."""
+    cursor.execute(f"SELECT line, outputs FROM {STAGE} WHERE outputs <> '[]' "  # noqa: S608
+                   "ORDER BY line LIMIT 100000")
+    rows = [(line, json.loads(outputs)) for line, outputs in cursor.fetchall()]
+    if not rows:
+        return []
+    names = sorted({name for _, outputs in rows for name in outputs})
+    cursor.execute(f"""
+        SELECT external_id, outputs <> '[]' FROM {STAGE} WHERE external_id = ANY(%s)
+        UNION ALL
+        SELECT external_id, outputs <> '[]'::jsonb FROM {Item._meta.db_table}
+        WHERE study_id = %s AND external_id = ANY(%s)""",  # noqa: S608 (table names only)
+                   [names, study.pk, names])
+    known: dict[str, bool] = {}
+    for name, is_comparison in cursor.fetchall():
+        known[name] = known.get(name, False) or bool(is_comparison)
+    return outputs_problems(filename, rows, known=known.__contains__,
+                            compared=lambda name: known.get(name, False))

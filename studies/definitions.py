@@ -11,6 +11,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
+from core.comparative import JudgmentError, is_comparative, options_clean
 from core.design import SOURCE_ORDERS
 from core.problems import Collector, InputError
 from core.settings import AnalysisSettings, SettingsError
@@ -28,7 +29,11 @@ DESIGN_KEYS = {"items_per_participant", "annotators_per_item", "duplicates", "du
                "source_order"}
 
 SCALE_KEYS = {"preset", "values", "labels", "rubric", "reductions", "display"}
-QUESTION_KEYS = {"key", "prompt", "scale", "rubric", "required", "comment", "cant_judge"}
+QUESTION_KEYS = {"key", "prompt", "scale", "rubric", "required", "comment", "cant_judge", "kind",
+                 "options"}
+# A question's kind: a rating scale, or a comparative question (core/comparative.py,
+# docs/comparisons.md) asked about the study's comparisons, with its options and no scale.
+QUESTION_KINDS = ("scale", "pairwise", "ranking", "bws")
 DISPLAYS = ("text", "pair", "coref")
 MAX_QUESTIONS = 20
 QUESTION_KEY = re.compile(r"[a-z][a-z0-9_-]{0,39}")
@@ -327,13 +332,48 @@ def _questions(questions: Any, errors: Collector) -> list[dict[str, Any]]:
         for flag in ("required", "comment", "cant_judge"):
             if flag in question and not isinstance(question[flag], bool):
                 errors.add(f"{flag} is true or false", column=f"{path}.{flag}")
-        if "scale" not in question:
+        kind = question.get("kind", "scale")
+        if kind not in QUESTION_KINDS:
+            errors.add(f"kind must be one of {', '.join(QUESTION_KINDS)}, not {str(kind)[:40]!r}",
+                       column=f"{path}.kind")
+        elif is_comparative(kind):
+            question = _comparative(question, kind, path, errors)
+        elif "options" in question:
+            errors.add("options belong to a comparative question (kind pairwise, ranking or "
+                       "bws); a scale question has a scale", column=f"{path}.options")
+        elif "scale" not in question:
             errors.add("'scale' is required: a scale preset name or a table",
                        column=f"{path}.scale")
         else:
             question = {**question, "scale": _scale(question["scale"], f"{path}.scale", errors)}
         out.append(question)
     return out
+
+
+def _comparative(question: dict[str, Any], kind: str, path: str,
+                 errors: Collector) -> dict[str, Any]:
+    """Check a comparative question's options (`core.comparative.options_clean`, each problem
+    at the option it names) and that it has no scale; return it with its options completed."""
+    if "scale" in question:
+        errors.add(f"a {kind} question has no scale (its options are in 'options')",
+                   column=f"{path}.scale")
+    raw = question.get("options", {})
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        errors.add("options is a table (ties, strength, size)", column=f"{path}.options")
+        return question
+    options: dict[str, Any] = {}
+    problems = False
+    for name, value in raw.items():  # one at a time, so that each problem names its option
+        try:
+            options.update({name: options_clean(kind, {name: value})[name]})
+        except JudgmentError as exc:
+            errors.add(str(exc), column=f"{path}.options.{name}")
+            problems = True
+    if problems:
+        return question
+    return {**question, "kind": kind, "options": options_clean(kind, options)}
 
 
 def _key(value: float) -> str:

@@ -7,11 +7,13 @@ from django.conf import settings
 from django.contrib.auth.forms import UserCreationForm
 from django.template.defaultfilters import filesizeformat
 
+from core.comparative import DEFAULTS as COMPARATIVE_DEFAULTS
+from core.comparative import is_comparative
 from core.settings import Knob, knob, knobs
 from core.text import first_bad_text
 
 from .definitions import refuse_reserved_slug
-from .models import Membership, Study
+from .models import Membership, Question, Study
 from .presets import preset_names, scale_preset_names
 
 
@@ -78,6 +80,32 @@ class InviteForm(forms.Form):
 class ControlsForm(forms.Form):
     n = forms.IntegerField(label="Control pairs", min_value=1, max_value=1000, initial=5)
     seed = forms.IntegerField(required=False, help_text="Blank: the study's seed.")
+
+
+class ComparisonsForm(forms.Form):
+    """The items page's "Build comparisons" (`studies.services.comparisons_generate`)."""
+
+    kind = forms.ChoiceField(label="Design", widget=forms.RadioSelect, initial="pairs", choices=[
+        ("pairs", "Pairs: every pair of a source's outputs"),
+        ("tuples", "Best–worst tuples: every output in about as many tuples")])
+    per_pair = forms.IntegerField(label="Comparisons per pair", min_value=1, max_value=50,
+                                  initial=1, required=False,
+                                  help_text="Pairs: 1 compares each pair once.")
+    size = forms.IntegerField(label="Outputs per tuple", min_value=3, max_value=8, initial=4,
+                              required=False, help_text="Tuples: 4 usually.")
+    n_tuples = forms.IntegerField(label="Tuples per source", min_value=1, max_value=10_000,
+                                  required=False,
+                                  help_text="Tuples: empty builds twice as many tuples as the "
+                                            "source has outputs (2N).")
+    seed = forms.IntegerField(initial=0, min_value=-2**62, max_value=2**62,
+                              help_text="The same seed builds the same design.")
+    replace = forms.BooleanField(required=False, widget=forms.HiddenInput)
+
+    def arguments(self) -> dict[str, Any]:
+        """The service's keyword arguments."""
+        data = self.cleaned_data
+        return {"kind": data["kind"], "per_pair": data["per_pair"] or 1,
+                "size": data["size"] or 4, "n_tuples": data["n_tuples"], "seed": data["seed"]}
 
 
 class DeleteStudyForm(forms.Form):
@@ -161,6 +189,8 @@ def _field_name(path: str) -> str:
 
 
 CUSTOM = "custom"
+# The options each comparative kind's form shows and reads (core.comparative.DEFAULTS).
+COMPARISON_OPTIONS = {kind: tuple(options) for kind, options in COMPARATIVE_DEFAULTS.items()}
 
 
 def _number(value: Any) -> str:
@@ -181,7 +211,22 @@ class QuestionForm(forms.Form):
                                                    "the column name in exports.")
     prompt = forms.CharField(max_length=500, required=False,
                              help_text="The question as annotators read it.")
-    scale = forms.ChoiceField(choices=[], help_text="A preset, or a custom scale below.")
+    kind = forms.ChoiceField(label="Kind", choices=Question.Kind.choices,
+                             initial=Question.Kind.SCALE, required=False,
+                             help_text="A rating scale, or a comparison of outputs: the better "
+                                       "of two, a ranking, or the best and the worst.")
+    scale = forms.ChoiceField(choices=[], required=False,
+                              help_text="A preset, or a custom scale below.")
+    # A comparative question's options (core.comparative.options_clean); the page shows those
+    # of the chosen kind (static/js/question-kind.js), the server reads only those.
+    ties = forms.BooleanField(label="Ties allowed", required=False,
+                              help_text="Pairwise and ranking: the annotator may say two are "
+                                        "equal.")
+    strength = forms.BooleanField(label="Ask how much better", required=False,
+                                  help_text="Pairwise: “slightly” or “much” better.")
+    size = forms.IntegerField(label="Outputs per tuple", required=False, min_value=3,
+                              max_value=8, initial=4,
+                              help_text="Best–worst: outputs compared at once (4 usually).")
     values = forms.CharField(label="Custom scale: values", required=False, max_length=2000,
                              help_text="Numbers in order, separated by commas: 1, 2, 3, 4, 5.")
     labels = forms.CharField(label="Custom scale: labels", required=False, max_length=20_000,
@@ -214,10 +259,14 @@ class QuestionForm(forms.Form):
         scale = question.get("scale")
         out: dict[str, Any] = {"key": question.get("key", ""),
                                "prompt": question.get("prompt", ""),
+                               "kind": question.get("kind", "scale"),
                                "required": question.get("required", True),
                                "comment": question.get("comment", False),
                                "cant_judge": question.get("cant_judge", False),
                                "rubric": question.get("rubric", "")}
+        options = question.get("options")
+        if isinstance(options, dict):
+            out.update({k: v for k, v in options.items() if k in ("ties", "strength", "size")})
         if isinstance(scale, str):
             out["scale"] = scale
         elif isinstance(scale, dict):
@@ -271,6 +320,20 @@ class QuestionForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
+        data["kind"] = data.get("kind") or Question.Kind.SCALE
+        if is_comparative(data["kind"]):
+            # The scale's fields are hidden for a comparative question: whatever they hold is
+            # not read (nor checked).
+            for name in ("values", "labels", "reductions", "scale", "ties", "strength", "size"):
+                if name not in COMPARISON_OPTIONS[data["kind"]]:
+                    self.errors.pop(name, None)
+            if data["kind"] == Question.Kind.BWS and data.get("size") is None \
+                    and "size" not in self.errors:
+                data["size"] = 4
+            return data
+        self.errors.pop("size", None)
+        if not data.get("scale"):
+            self.add_error("scale", "choose a scale (a preset or custom)")
         if data.get("scale") == CUSTOM and len(data.get("values") or []) < 2:
             self.add_error("values", "a custom scale needs at least two values")
         values = {_number(v) for v in data.get("values") or []}
@@ -285,6 +348,13 @@ class QuestionForm(forms.Form):
         out: dict[str, Any] = {"key": data["key"], "prompt": data["prompt"],
                                "required": data["required"], "comment": data["comment"],
                                "cant_judge": data["cant_judge"]}
+        kind = data.get("kind") or Question.Kind.SCALE
+        if is_comparative(kind):
+            out["kind"] = kind
+            out["options"] = {name: data[name] for name in COMPARISON_OPTIONS[kind]}
+            if data["rubric"].strip():
+                out["rubric"] = data["rubric"]
+            return out
         if data["scale"] == CUSTOM:
             out["scale"] = {"values": data["values"], "labels": data["labels"],
                             "rubric": data["rubric"], "reductions": data["reductions"]}
@@ -507,7 +577,8 @@ class StudySettingsForm(forms.Form):
         if not match or int(match[1]) >= len(live):
             return False
         form = live[int(match[1])]
-        field = match[3] if match[2] == "scale" and match[3] in form.fields else match[2]
+        field = (match[3] if match[2] in ("scale", "options") and match[3] in form.fields
+                 else match[2])
         form.add_error(field if field in form.fields else None, message)
         return True
 

@@ -10,6 +10,7 @@ from django.db import models
 from django.utils.functional import cached_property
 from django.utils.translation import gettext_lazy as _
 
+from core.comparative import asks
 from core.settings import AnalysisSettings
 
 
@@ -190,8 +191,9 @@ class Question(models.Model):
 
     def applies_to(self, item: Item) -> bool:
         """Whether this question is asked about ``item``: a comparative question about a
-        comparison (an item with outputs), a scale question about every other item."""
-        return self.is_comparative == bool(item.outputs)
+        comparison (an item with outputs) of a size it judges, a scale question about every
+        other item (`core.comparative.asks`)."""
+        return asks(self.kind, len(item.outputs))
 
     def reduction_maps(self) -> dict[str, dict[str, float]]:
         """Return ``{name: {raw value key: code}}`` in the question's order."""
@@ -343,6 +345,7 @@ class StudyEvent(models.Model):
         INVITE = "invite", _("Invitation links created")
         CONTROLS = "controls", _("Random control pairs added")
         ITEMS = "items", _("Items uploaded")
+        COMPARISONS = "comparisons", _("Comparisons built")
         SYSTEM_SCORES = "system_scores", _("System-level scores imported")
         SYSTEM_SCORES_DELETE = "system_scores_delete", _("System-level scores deleted")
 

@@ -168,7 +168,7 @@ def item_list(*, study: Study, query: str = "", system: str | None = None,
                .annotate(n=Count("responses", filter=Q(responses__is_current=True)))
                .values("n"))
     return (items.only("id", "external_id", "position", "is_control", "role", "gold", "tolerance",
-                       "check_at", "system", "source")
+                       "check_at", "system", "source", "outputs")
             .annotate(preview=Substr("text", 1, 160), preview_a=Substr("text_a", 1, 80),
                       preview_b=Substr("text_b", 1, 80),
                       n_assigned=Coalesce(Subquery(assigned), 0),
@@ -229,6 +229,14 @@ def study_definition(*, study: Study) -> dict[str, Any]:
     answers are not part of it. One query (the questions)."""
     questions = []
     for question in study.question_list:
+        if question.is_comparative:
+            entry = {"key": question.key, "prompt": question.prompt, "kind": question.kind,
+                     "options": dict(question.comparison), "required": question.required,
+                     "comment": question.allow_comment, "cant_judge": question.allow_cant_judge}
+            if question.rubric:
+                entry["rubric"] = question.rubric
+            questions.append(entry)
+            continue
         scale, rubric = _definition_scale(question, study.language)
         entry: dict[str, Any] = {"key": question.key, "prompt": question.prompt, "scale": scale,
                                  "required": question.required,
@@ -297,3 +305,34 @@ def _analysis(stored: Any) -> dict[str, Any]:
         return AnalysisSettings.from_mapping(stored or {}).to_dict()
     except SettingsError:
         return dict(stored or {})
+
+
+def comparisons_summary(*, study: Study) -> dict[str, Any]:
+    """The study's comparisons at a glance (docs/comparisons.md): how many, by design
+    (``{"pairs": 12}``), the seed of the last design, the outputs they compare, and whether it
+    asks a comparative question. Two queries."""
+    comparative = [q.key for q in study.question_list if q.is_comparative]
+    count = 0
+    designs: dict[str, int] = {}
+    compared: set[str] = set()
+    seeds: set[Any] = set()
+    for outputs, meta in study.items.exclude(outputs=[]).values_list("outputs", "meta"):
+        count += 1
+        design = (meta or {}).get("design", "file")
+        designs[design] = designs.get(design, 0) + 1
+        if "seed" in (meta or {}):
+            seeds.add(meta["seed"])
+        compared.update(outputs)
+    return {"questions": comparative, "count": count, "designs": designs,
+            "seeds": sorted(seeds, key=str), "outputs": len(compared)}
+
+
+def output_systems(*, study: Study, items: Any) -> None:
+    """Give each comparison of ``items`` (a page) ``compared``: its outputs as (id, system) in
+    its canonical order. One query."""
+    page = [item for item in items if item.outputs]
+    names = {name for item in page for name in item.outputs}
+    systems = dict(study.items.filter(external_id__in=names)
+                   .values_list("external_id", "system")) if names else {}
+    for item in page:
+        item.compared = [(name, systems.get(name, "")) for name in item.outputs]

@@ -30,6 +30,7 @@ urlpatterns = [
     path("studies/<slug:slug>/system-scores/", views.system_scores_page, name="system_scores"),
     path("studies/<slug:slug>/system-scores/delete/", views.system_scores_delete_view,
          name="system_scores_delete"),
+    path("studies/<slug:slug>/comparisons/", views.comparisons_build, name="comparisons"),
     path("studies/<slug:slug>/controls/", views.controls_add, name="controls_add"),
     path("studies/<slug:slug>/invite/", views.invite, name="invite"),
     path("studies/<slug:slug>/preview/", views.preview, name="preview"),

@@ -29,7 +29,8 @@ read by `core.tabular` (delimiter detection, encodings, limits). Storing is
 
 The package: `model` holds what a file reads into and the reading both formats share, `parse`
 validates a whole file (and reads the wide format), `long` reads the long format, whole or row
-by row.
+by row, `comparisons` reads the third format, `judgments`: a comparative question's judgments,
+`annotator,items,choice[,question,comment]`.
 """
 
 from core.responses.long import (

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from core.problems import Collector
 from core.tabular import (
@@ -15,7 +16,8 @@ from core.tabular import (
     read_records,
 )
 
-FORMATS = ("wide", "long")
+# `judgments`: a comparative question's long file (`core.responses.comparisons`).
+FORMATS = ("wide", "long", "judgments")
 LONG_COLUMNS = ("annotator", "item", "value", "question", "missing", "comment", "duration_ms",
                 "position")
 LONG_REQUIRED = ("annotator", "item", "value")
@@ -43,11 +45,13 @@ class Upload:
 
 @dataclass
 class Cell:
-    """The answer to one question: a value, or None and why (`missing`), and a comment."""
+    """The answer to one question: a value, or None and why (`missing`), and a comment; for a
+    comparative question, the judgment as stored (`core.comparative`) in ``choice``."""
 
     value: float | None
     missing: str = ""
     comment: str = ""
+    choice: dict[str, Any] | None = None
 
     @property
     def given(self) -> bool:

@@ -62,7 +62,7 @@ def responses_parse(
     `ignore_columns` (wide) are columns read by nothing (a respondent's name, a second e-mail).
     """
     errors = Collector(filename)
-    if fmt not in FORMATS:
+    if fmt not in FORMATS or fmt == "judgments":  # judgments: `judgments_parse`
         errors.add(f"unknown format {fmt!r}; use wide or long")
         errors.raise_if_any()
     scales = dict(questions) if questions else {SINGLE: scale}

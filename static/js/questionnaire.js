@@ -6,6 +6,8 @@
 // One item may ask several questions: one Confirm sends all of them in one payload,
 // {"position", "client_id", "answers": {key: {"value", "cant_judge", "comment"}}, "active_ms",
 // "events"}. Entries an older page left in the outbox ({"value": …}) are sent as they are.
+// A comparative question (pairwise, ranking, best–worst; comparisons.js) sends
+// {"choice": {…its stored form…} | null, "cant_judge", "comment"} instead of a value.
 (function () {
   "use strict";
   // The instructions page's Start takes Enter at once, without scrolling past the
@@ -55,8 +57,21 @@
 
   // --- the questions ---------------------------------------------------------------------
   const several = form.querySelectorAll("fieldset.question").length > 1;
+  const comparative = window.ConcordComparative || null;
+  let onComparative = () => {};  // set once the draft can be saved (below)
   const questions = Array.from(form.querySelectorAll("fieldset.question")).map((fieldset, n) => ({
     key: fieldset.dataset.question,
+    comp: fieldset.dataset.kind && fieldset.dataset.kind !== "scale" && comparative
+      ? comparative.attach(fieldset, () => {
+        fieldset.classList.remove("missing");
+        // "Answer this question first" is stale once it is answered.
+        if (["msg-missing", "msg-choose"].includes(status.dataset.state)) {
+          status.textContent = "";
+          status.dataset.state = "";
+        }
+        events.push(["choose:" + (n + 1), rel()]);
+        onComparative();
+      }) : null,
     number: n + 1,
     fieldset: fieldset,
     prompt: fieldset.querySelector("legend").textContent.trim(),
@@ -67,7 +82,8 @@
     chosenLabel: fieldset.querySelector(".chosen-label"),
   }));
   const chosen = (q) => q.radios.find((r) => r.checked) || null;
-  const answered = (q) => chosen(q) !== null || (q.cant !== null && q.cant.checked);
+  const answered = (q) => (q.comp ? q.comp.choice() !== null : chosen(q) !== null)
+    || (q.cant !== null && q.cant.checked);
   const controls = () => Array.from(form.querySelectorAll(".questions input, .questions textarea"));
   const locked = form.dataset.locked === "1";
   let lastQuestion = questions[0] || null;
@@ -75,6 +91,12 @@
   // "I can't judge this" stores a missing value: the question's radios are cleared and
   // disabled while it is ticked.
   const syncCant = (q) => {
+    if (q.comp) {
+      const cant = q.cant !== null && q.cant.checked;
+      if (cant) q.comp.clear();
+      q.comp.disable(cant || locked);
+      return;
+    }
     if (!q.cant) return;
     q.radios.forEach((r) => {
       if (q.cant.checked) r.checked = false;
@@ -90,7 +112,7 @@
     q.chosenLabel.textContent = r ? r.value + (label ? ": " + label.textContent.trim() : "") : "";
   };
   questions.forEach((q) => {
-    q.radios.forEach((r) => r.addEventListener("change", () => {
+    if (!q.comp) q.radios.forEach((r) => r.addEventListener("change", () => {
       lastQuestion = q;
       q.fieldset.classList.remove("missing");
       showChoice(q);
@@ -104,6 +126,8 @@
         events.push([(q.cant.checked ? "cant_judge:" : "cant_judge_off:") + q.number, rel()]);
       });
       syncCant(q);
+    } else if (q.comp) {
+      syncCant(q);
     }
     showChoice(q);
     q.fieldset.addEventListener("focusin", () => { lastQuestion = q; });
@@ -113,8 +137,21 @@
   function collect() {
     const answers = {};
     for (const q of questions) {
-      const r = chosen(q);
       const cant = q.cant !== null && q.cant.checked;
+      if (q.comp) {
+        const choice = cant ? null : q.comp.choice();
+        // Half a best–worst judgment is not an answer, even to an optional question.
+        if (!cant && (q.comp.partial() || (choice === null && q.required))) {
+          return { answers: null, missing: q };
+        }
+        answers[q.key] = {
+          choice: choice,
+          cant_judge: cant,
+          comment: q.comment ? q.comment.value.trim() : "",
+        };
+        continue;
+      }
+      const r = chosen(q);
       if (!r && !cant && q.required) return { answers: null, missing: q };
       answers[q.key] = {
         value: r ? r.value : null,
@@ -136,9 +173,10 @@
   const draftSave = () => {
     const state = {};
     questions.forEach((q) => {
-      const r = chosen(q);
+      const r = q.comp ? null : chosen(q);
       state[q.key] = {
         value: r ? r.value : null,
+        choice: q.comp ? q.comp.choice() : null,
         cant_judge: q.cant !== null && q.cant.checked,
         comment: q.comment ? q.comment.value : "",
       };
@@ -156,7 +194,8 @@
         const kept = draft[q.key];
         if (!kept || typeof kept !== "object") return;
         if (q.cant) q.cant.checked = kept.cant_judge === true;
-        q.radios.forEach((r) => { r.checked = kept.value !== null && r.value === String(kept.value); });
+        if (q.comp) q.comp.restore(kept.choice || null);
+        else q.radios.forEach((r) => { r.checked = kept.value !== null && r.value === String(kept.value); });
         if (q.comment && typeof kept.comment === "string" && kept.comment) {
           q.comment.value = kept.comment;
           const details = q.comment.closest("details");
@@ -166,6 +205,7 @@
       });
     }
     form.addEventListener("change", draftSave);
+    onComparative = draftSave;  // a ranking's moves change no input
     form.addEventListener("input", (e) => { if (e.target instanceof HTMLTextAreaElement) draftSave(); });
   }
 
@@ -217,6 +257,10 @@
   const enable = () => {
     controls().forEach((c) => { c.disabled = locked; });
     questions.forEach(syncCant);
+  };
+  const disableAll = () => {
+    controls().forEach((c) => { c.disabled = true; });
+    questions.forEach((q) => { if (q.comp) q.comp.disable(true); });
   };
 
   async function send(payload) {
@@ -327,7 +371,7 @@
     if (missing) {
       missing.fieldset.classList.add("missing");
       if (several) say("msg-missing", missing.prompt); else say("msg-choose");
-      const first = missing.radios.find((r) => !r.disabled);
+      const first = missing.comp ? missing.comp.first() : missing.radios.find((r) => !r.disabled);
       if (first) first.focus();
       return;
     }
@@ -349,7 +393,7 @@
     const box = load();
     box[current.client_id] = current;
     store(box);
-    controls().forEach((c) => { c.disabled = true; });
+    disableAll();
     say("msg-saving");
     flush();
   }
@@ -363,8 +407,9 @@
     const fieldset = element instanceof Element ? element.closest("fieldset.question") : null;
     const own = fieldset && questions.find((q) => q.fieldset === fieldset);
     // A question just marked "can't judge" takes no number: the next unanswered one does.
-    if (own && own.radios.some((r) => !r.disabled)) return own;
-    return questions.find((q) => !answered(q)) || lastQuestion;
+    // A comparative question takes none either (its choices name outputs, not numbers).
+    if (own && !own.comp && own.radios.some((r) => !r.disabled)) return own;
+    return questions.find((q) => !q.comp && !answered(q)) || lastQuestion;
   }
 
   function choose(q, radio) {
@@ -372,7 +417,8 @@
     radio.dispatchEvent(new Event("change", { bubbles: true }));
     const next = questions.slice(q.number).find((other) => !answered(other))
       || questions.find((other) => !answered(other));
-    const focus = next ? (chosen(next) || next.radios.find((r) => !r.disabled)) : radio;
+    const focus = !next ? radio : next.comp ? next.comp.first()
+      : (chosen(next) || next.radios.find((r) => !r.disabled));
     if (focus) focus.focus();
   }
 
@@ -387,7 +433,7 @@
     if (/^[0-9]$/.test(e.key)) {
       if (typing || locked) return;
       const q = target(el);
-      const r = q && q.radios.find((x) => x.value === e.key);
+      const r = q && !q.comp && q.radios.find((x) => x.value === e.key);
       if (r && !r.disabled) {
         e.preventDefault();
         choose(q, r);

@@ -2,7 +2,7 @@
 `items` (item imports, edits and deletions), `lifecycle` (history, status changes, archive,
 deletion), `participants` (invitations, enrolment, assignment, screening, pseudonyms, exclusion),
 `controls` (random control pairs), `sharing` (researchers' roles, invitations by e-mail),
-`accounts` (the open sign-up), `definition` (settings edited, clone) and `scores` (system-level
+`accounts` (the open sign-up), `comparisons` (the designs of comparative questions), `definition` (settings edited, clone) and `scores` (system-level
 metric scores).
 
 Callers import from `studies.services` as before; a test that replaces a function for the
@@ -10,6 +10,7 @@ functions that call it replaces it in the module that looks it up (e.g. `studies
 """
 
 from .accounts import researcher_signup
+from .comparisons import comparisons_generate, outputs_roles_sync, study_outputs
 from .controls import controls_generate
 from .creation import (
     QUESTION_FIELDS,
@@ -60,6 +61,7 @@ __all__ = [
     "Invitation",
     "StudyFull",
     "SystemScoresImported",
+    "comparisons_generate",
     "controls_generate",
     "coref_items_import",
     "item_delete",
@@ -69,6 +71,7 @@ __all__ = [
     "member_change",
     "member_invite",
     "member_remove",
+    "outputs_roles_sync",
     "overlap_counts",
     "participant_assign",
     "participant_consent",
@@ -93,6 +96,7 @@ __all__ = [
     "study_event",
     "study_has_room",
     "study_open",
+    "study_outputs",
     "study_transition",
     "study_update",
     "study_writable",

@@ -9,6 +9,7 @@ from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
+from core.comparative import is_comparative, options_clean
 from core.design import Design
 from core.problems import InputError, Problem
 from core.settings import AnalysisSettings, SettingsError
@@ -134,10 +135,19 @@ def question_specs(*, preset: str | None = None, scale: dict[str, Any] | None = 
 def question_fields(definition: dict[str, Any], language: str = "en") -> dict[str, Any]:
     """Return the `Question` fields (and the item display) of one validated question definition.
 
+    ``kind`` is ``scale`` (the default) or a comparative kind (pairwise, ranking, bws) whose
+    ``options`` go to ``comparison`` (`core.comparative.options_clean`) and which has no scale.
     ``scale`` is a scale preset's name, ``{"preset": name}`` or a custom scale; ``rubric``
     beside it overrides the scale's; ``comment`` and ``cant_judge`` are the definition file's
     names of ``allow_comment`` and ``allow_cant_judge``.
     """
+    kind = definition.get("kind", Question.Kind.SCALE)
+    if is_comparative(kind):
+        # A comparative question: its options, no scale (values [], labels {}).
+        return {"kind": kind, "comparison": options_clean(kind, definition.get("options")),
+                "preset": "", "values": [], "labels": {}, "reductions": [],
+                "rubric": definition.get("rubric", "") or "", "display": "text",
+                **_common_fields(definition)}
     scale = definition.get("scale") or {}
     if isinstance(scale, str):
         scale = {"preset": scale}
@@ -158,8 +168,13 @@ def question_fields(definition: dict[str, Any], language: str = "en") -> dict[st
         }
     if definition.get("rubric"):
         fields["rubric"] = definition["rubric"]
+    return {**fields, "kind": Question.Kind.SCALE, "comparison": {},
+            **_common_fields(definition)}
+
+
+def _common_fields(definition: dict[str, Any]) -> dict[str, Any]:
+    """The fields every kind of question has, from its definition."""
     return {
-        **fields,
         "key": definition.get("key", DEFAULT_QUESTION_KEY),
         "prompt": definition.get("prompt", ""),
         "required": bool(definition.get("required", True)),

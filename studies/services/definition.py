@@ -13,6 +13,7 @@ from core.problems import Collector, InputError, Problem
 from core.settings import AnalysisSettings, SettingsError
 
 from ..models import Item, Question, Study, SystemScore
+from .comparisons import outputs_roles_sync
 from .creation import question_specs, study_create_from_definition
 from .lifecycle import study_event, study_writable
 
@@ -23,7 +24,9 @@ OPEN_EDITABLE = frozenset({"title", "instructions", "consent", "completion_text"
 SETTINGS_KEYS = ("title", "language", "display", "questions", "consent", "instructions",
                  "completion_text", "completion_url", "show_gold", "design", "analysis")
 QUESTION_SPEC_KEYS = ("key", "prompt", "required", "allow_comment", "allow_cant_judge", "preset",
-                      "values", "labels", "rubric", "reductions")
+                      "values", "labels", "rubric", "reductions", "kind", "comparison")
+# A preset's question names no kind: it is a scale.
+_SPEC_DEFAULTS = {"kind": Question.Kind.SCALE, "comparison": {}}
 
 
 def _current_specs(study: Study) -> list[dict[str, Any]]:
@@ -31,7 +34,7 @@ def _current_specs(study: Study) -> list[dict[str, Any]]:
 
 
 def _spec_key(spec: dict[str, Any]) -> dict[str, Any]:
-    return {k: spec.get(k) for k in QUESTION_SPEC_KEYS}
+    return {k: spec.get(k, _SPEC_DEFAULTS.get(k)) for k in QUESTION_SPEC_KEYS}
 
 
 @transaction.atomic
@@ -127,6 +130,7 @@ def study_update(*, study: Study, changes: Any,
         locked.questions.all().delete()
         Question.objects.bulk_create(Question(study=locked, position=n, **spec)
                                      for n, spec in enumerate(specs))
+        outputs_roles_sync(locked)  # a scale question added or removed: the outputs' role
     study_event(study=locked, user=user, action="settings", fields=changed)
     study.refresh_from_db()  # the caller's copy shows the change too
     study.__dict__.pop("question_list", None)
@@ -151,7 +155,7 @@ def study_clone(*, study: Study, slug: str, title: str | None = None,
     # The items, copied by one INSERT … SELECT (no row passes through Python).
     columns = ", ".join(("external_id", "position", "text", "text_a", "text_b", "is_control",
                          "metrics", "features", "meta", "annotation", "role", "gold", "tolerance",
-                         "check_at", "system", "source"))
+                         "check_at", "system", "source", "outputs"))
     table = Item._meta.db_table
     with connections[router.db_for_write(Item)].cursor() as cursor:
         cursor.execute(f"INSERT INTO {table} (study_id, {columns}) "  # noqa: S608 (names only)

@@ -28,7 +28,8 @@ from core.tabular import decode
 
 from ..bulk import items_import_copy
 from ..item_metrics import pair_rows_score, sentiment_problems
-from ..models import Item, Study
+from ..models import Item, Question, Study
+from .comparisons import outputs_roles_sync
 from .lifecycle import study_event, study_writable
 
 
@@ -50,15 +51,22 @@ def items_import(*, study: Study, data: bytes, filename: str, max_bytes: int | N
                                   "items can only be added while the study is a draft")])
     limit = settings.CONCORD_MAX_UPLOAD_BYTES if max_bytes is None else max_bytes
     questions = {q.key: tuple(q.domain) for q in study.questions.all()}
+    comparative = frozenset(study.questions.exclude(kind=Question.Kind.SCALE)
+                            .values_list("key", flat=True))
     if _loads_with_copy():
         with transaction.atomic():
             count = items_import_copy(study=study, data=data, filename=filename, max_bytes=limit,
-                                      questions=questions, progress=progress)
+                                      questions=questions, progress=progress,
+                                      comparative=comparative)
+            outputs_roles_sync(study)
             _items_event(study=study, user=user, count=count, files=[filename])
             return count
     existing = set(study.items.values_list("external_id", flat=True))
     rows = items_parse(data, filename=filename, display=study.display, existing_ids=existing,
-                       max_bytes=limit, questions=questions)
+                       max_bytes=limit, questions=questions, comparative=comparative,
+                       existing_comparisons=frozenset(
+                           study.items.exclude(outputs=[]).values_list("external_id",
+                                                                       flat=True)))
     if study.display == Study.Display.PAIR:
         problems = sentiment_problems(rows, filename=filename)
         if problems:
@@ -81,14 +89,16 @@ def items_import(*, study: Study, data: bytes, filename: str, max_bytes: int | N
                 source=row.source,
                 metrics=row.metrics,
                 features=row.features,
-                meta=row.meta,
                 role=row.role,
                 gold=row.gold,
                 tolerance=row.tolerance,
                 check_at=row.check_at,
+                outputs=row.outputs,
+                meta={**row.meta, "design": "file"} if row.outputs else row.meta,
             )
             for n, row in enumerate(rows)
         )
+        outputs_roles_sync(study)
         _items_event(study=study, user=user, count=len(rows), files=[filename])
     return len(rows)
 
@@ -247,7 +257,19 @@ def item_update(*, item: Item, user: User | None = None, text: str | None = None
 
 @transaction.atomic
 def item_delete(*, item: Item, user: User | None = None) -> None:
-    """Delete an item of a draft study that has no answers; recorded with its id."""
+    """Delete an item of a draft study that has no answers and that no comparison compares;
+    recorded with its id."""
     _item_changeable(item, "deleted")
+    using = (Item.objects.filter(study_id=item.study_id, outputs__contains=[item.external_id])
+             .values_list("external_id", flat=True)[:3])
+    if using:
+        raise InputError([Problem(item.external_id, None, None,
+                                  f"this item is an output of the comparison "
+                                  f"{', '.join(using)}: delete or rebuild the comparisons first")])
+    if item.outputs:  # its outputs may now be compared nowhere: their role follows
+        study_event(study=item.study, user=user, action="item_delete", item=item.external_id)
+        item.delete()
+        outputs_roles_sync(item.study)
+        return
     study_event(study=item.study, user=user, action="item_delete", item=item.external_id)
     item.delete()

@@ -94,6 +94,10 @@ _EVENT_WORDS: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any]], str]]]
     "item_delete": (("item",), lambda d: f"item {d['item']}"),
     "items": (("count", "files"),
               lambda d: f"{_counted(d['count'], 'item', 'items')} from {_joined(d['files'])}"),
+    "comparisons": (("count", "design", "seed"),
+                    lambda d: f"{_counted(d['count'], 'comparison', 'comparisons')} "
+                              f"({'best–worst tuples' if d['design'] == 'tuples' else 'pairs'}, "
+                              f"seed {d['seed']})"),
     "invite": (("count",), lambda d: _counted(d["count"], "new link", "new links")),
     "controls": (("count",), lambda d: _counted(d["count"], "pair", "pairs")),
     "member_add": (("researcher", "role"), lambda d: f"{d['researcher']} as {d['role']}"),

@@ -4,6 +4,7 @@ lists of items and participants (`lists`), its sharing (`sharing`), its system-l
 from __future__ import annotations
 
 from .lists import (
+    comparisons_build,
     item_delete_view,
     item_detail,
     item_edit,
@@ -35,6 +36,7 @@ from .study import (
 )
 
 __all__ = [
+    "comparisons_build",
     "controls_add",
     "definition_download",
     "invite",

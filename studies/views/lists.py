@@ -10,26 +10,30 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.cache import patch_vary_headers
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from core.problems import InputError
 
 from ..decorators import study_view
 from ..forms import (
+    ComparisonsForm,
     ItemEditForm,
 )
 from ..models import Item, Membership, Study
 from ..selectors import (
     Role,
     clean_query,
+    comparisons_summary,
     item_labels,
     item_list,
     item_roles,
+    output_systems,
     paged,
     participant_list,
     quality_policy,
 )
 from ..services import (
+    comparisons_generate,
     item_delete,
     item_update,
     participant_delete,
@@ -60,16 +64,70 @@ def items_upload(request: HttpRequest, study: Study) -> HttpResponse:
     # A system or source filter (docs/systems.md): offered only when some item names one.
     chosen = {name: clean_query(request.GET.get(name, "")) for name in ("system", "source")}
     filters = {name: value for name, value in chosen.items() if value}
+    return _list_page(request, "studies/items.html", "studies/_items_results.html",
+                      _items_context(request, study, query=query, labels=labels, chosen=chosen,
+                                     filters=filters))
+
+
+def _items_context(request: HttpRequest, study: Study, *, query: str = "",
+                   labels: dict | None = None, chosen: dict | None = None,
+                   filters: dict | None = None,
+                   comparisons_form: ComparisonsForm | None = None) -> dict:
+    labels = labels if labels is not None else item_labels(study=study)
+    filters = filters or {}
     page = paged(request.GET, item_list(study=study, query=query, **filters))
-    return _list_page(request, "studies/items.html", "studies/_items_results.html", {
-        "study": study, "page": page, "q": query, "labels": labels, "chosen": chosen,
+    output_systems(study=study, items=page)
+    summary = comparisons_summary(study=study)
+    return {
+        "study": study, "page": page, "q": query, "labels": labels,
+        "chosen": chosen or {"system": "", "source": ""},
         "filters": urlencode(filters),
         "n_system_scores": study.system_scores.count() if labels["n_systems"] else 0,
         "can_change": _items_changeable(study),
         "total": study.items.count(),
         "roles": item_roles(study=study),
         "policy": quality_policy(study=study),
-    })
+        "comparisons": summary,
+        "can_build": _comparisons_buildable(study) and bool(summary["questions"]),
+        "comparisons_form": comparisons_form or ComparisonsForm(),
+    }
+
+
+def _comparisons_buildable(study: Study) -> bool:
+    """An editor may build a design while the study is a draft, or before its first answer
+    (`studies.services.comparisons_generate` says so again)."""
+    if not Membership.allows(study.role, Role.EDITOR) or study.is_archived:
+        return False
+    return study.status == study.Status.DRAFT or not study.questions.filter(
+        answers__isnull=False).exists()
+
+
+@login_required
+@require_POST
+@study_view(need=Role.EDITOR)
+def comparisons_build(request: HttpRequest, study: Study) -> HttpResponse:
+    """Build the study's comparisons (the items page's form); when it has some, a confirmation
+    first (they are replaced). Problems come back on the items page, at the form (400)."""
+    form = ComparisonsForm(request.POST)
+    if not form.is_valid():
+        return render(request, "studies/items.html",
+                      _items_context(request, study, comparisons_form=form), status=400)
+    existing = study.items.exclude(outputs=[]).exclude(role=Item.Role.CHECK).count()
+    if existing and not form.cleaned_data["replace"]:
+        return render(request, "studies/comparisons_confirm.html", {
+            "study": study, "existing": existing, "form": form,
+            "arguments": form.arguments()})
+    try:
+        count = comparisons_generate(study=study, user=request.user, **form.arguments())
+    except InputError as exc:
+        for problem in exc.problems:
+            field = problem.column if problem.column in form.fields else None
+            form.add_error(field, problem.message)
+        return render(request, "studies/items.html",
+                      _items_context(request, study, comparisons_form=form), status=400)
+    messages.success(request, f"Built {count} comparison{'s' if count != 1 else ''}"
+                              + (f", replacing {existing}." if existing else "."))
+    return redirect("studies:items_upload", slug=study.slug)
 
 
 def _items_changeable(study) -> bool:
@@ -90,8 +148,13 @@ def _item(study: Study, item_pk: int) -> Item:
 @study_view(need=Role.VIEWER)
 def item_detail(request: HttpRequest, study: Study, item_pk: int) -> HttpResponse:
     item = _item(study, item_pk)
+    # A comparison's outputs, in its order, each with its page and system.
+    found = {i.external_id: i for i in study.items.filter(external_id__in=item.outputs)
+             .only("pk", "external_id", "system")} if item.outputs else {}
+    compared = [(name, found.get(name)) for name in item.outputs]
     return render(request, "studies/item.html", {
         "study": study, "item": item, "can_change": _items_changeable(study),
+        "compared": compared,
         "policy": quality_policy(study=study),
         "n_assigned": item.assignments.count(),
         "n_answers": item.responses.filter(is_current=True).count(),

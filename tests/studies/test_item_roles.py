@@ -45,10 +45,11 @@ def test_the_study_says_its_attention_check_policy_and_counts_items_by_role(role
     one = api.get("/api/studies/roles/").json()
     assert one["quality"] == {"screening_pass_count": 1, "check_warn_after": 1,
                               "check_stop_after": 3}
-    assert one["item_roles"] == {"main": 2, "screening": 1, "check": 2}
+    assert one["item_roles"] == {"main": 2, "screening": 1, "check": 2, "output": 0}
     listed = {s["slug"]: s for s in api.get("/api/studies/").json()["results"]}
     assert listed["roles"]["item_roles"] == one["item_roles"]
-    assert listed["probe"]["item_roles"] == {"main": 0, "screening": 0, "check": 0}
+    assert listed["probe"]["item_roles"] == {"main": 0, "screening": 0, "check": 0,
+                                          "output": 0}
 
 
 def test_the_study_list_counts_roles_without_a_query_per_study(roles_study, make_study, alice,

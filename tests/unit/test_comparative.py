@@ -96,3 +96,11 @@ def test_shown_order_is_a_stable_permutation(outputs: list[str], key: str) -> No
 def test_shown_order_varies_between_participants() -> None:
     firsts = {shown_order(["a", "b"], f"{p}:7")[0] for p in range(40)}
     assert firsts == {"a", "b"}
+
+
+def test_a_question_is_asked_of_the_comparisons_it_can_judge() -> None:
+    from core.comparative import asks
+    assert asks("scale", 0) and not asks("scale", 2)
+    assert asks("pairwise", 2) and not asks("pairwise", 4) and not asks("pairwise", 0)
+    assert asks("bws", 4) and not asks("bws", 2)
+    assert asks("ranking", 2) and asks("ranking", 8) and not asks("ranking", 9)

@@ -25,8 +25,10 @@ class Command(BaseCommand):
         "Import responses collected elsewhere. wide: one row per annotator (--annotator-column), "
         "one column per item (header = item id, or mapped by --item-map CSV column,item); a "
         "repeated item column is the duplicate presentation; --meta-columns are kept as "
-        "participant metadata. long: annotator,item,value[,duration_ms,position]. The whole file "
-        "is validated first; on any problem nothing is imported."
+        "participant metadata. long: annotator,item,value[,duration_ms,position]. judgments: "
+        "annotator,items,choice[,question,comment], one comparative judgment per row (items: "
+        "the outputs shown, in order, separated by |). The whole file is validated first; on "
+        "any problem nothing is imported."
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:

@@ -39,6 +39,11 @@ class Command(BaseCommand):
         except InputError as exc:
             raise CommandError(exc.render()) from None
         for question in study.question_list:
+            if question.is_comparative:
+                options = ", ".join(f"{k} {v}" for k, v in question.comparison.items())
+                self.stdout.write(f"Question {question.key!r}: {question.get_kind_display()} "
+                                  f"({options}).")
+                continue
             reductions = ", ".join(r["name"] for r in question.reductions) or "none"
             self.stdout.write(f"Question {question.key!r}: {question.preset or 'custom scale'}, "
                               f"{len(question.values)} values, reductions: {reductions}.")
