@@ -29,13 +29,13 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from annotation.models import Answer, Response
+from annotation.models import Response
 from annotation.store import AnnotatorRow, ResponseRow, responses_store
-from core.comparative import judgment_clean, options_clean, shown_order
+from core.comparative import judgment_clean, shown_order
 from core.items import coref_annotation, coref_plain_text
 from core.metrics.formats import Document, Mention
 from core.responses import Cell
-from studies.models import Item, Participant, Question, Study, SystemScore
+from studies.models import Item, Participant, Study, SystemScore
 from studies.services import (
     items_import,
     participants_invite,
@@ -265,12 +265,15 @@ SYSTEM_QUESTIONS = [
      "scale": "likert-1-5"},
 ]
 # The pairwise question (issue 25): every pair of the four systems' outputs of the first
-# PAIRWISE_SOURCES sources (6 pairs each), judged by every annotator. A judgment compares the two
+# PAIRWISE_SOURCES sources (6 pairs each, a subset `studies.services.comparisons_generate`, which
+# pairs every source's outputs, does not make: the demo stays small), judged by every annotator. A judgment compares the two
 # outputs' planted quality plus noise: within TIE_MARGIN, a tie. The annotator POSITION_BIASED
 # picks the output shown first (left) in POSITION_BIAS of their judgments, whatever the outputs.
 PAIRWISE_KEY = "preference"
-PAIRWISE_PROMPT = "Which translation is better?"
 PAIRWISE_OPTIONS: dict[str, Any] = {"ties": True}
+PAIRWISE_QUESTION: dict[str, Any] = {"key": PAIRWISE_KEY, "kind": "pairwise",
+                                     "prompt": "Which translation is better?",
+                                     "options": PAIRWISE_OPTIONS}
 PAIRWISE_SOURCES = 10
 PAIRWISE_NOISE = 0.45
 TIE_MARGIN = 0.2
@@ -319,7 +322,7 @@ def demo_systems_study(*, owner: User, slug: str = "demo-systems", seed: int = 2
     system-level metric score per system."""
     rng = np.random.default_rng(seed)
     study = study_create(
-        owner=owner, slug=slug, questions=SYSTEM_QUESTIONS,
+        owner=owner, slug=slug, questions=[*SYSTEM_QUESTIONS, PAIRWISE_QUESTION],
         title="Demo: which system translates best (4 systems, 1–5)",
         instructions=("Each page shows a source sentence and one system's translation of it. "
                       "Rate the translation on both questions."),
@@ -333,7 +336,6 @@ def demo_systems_study(*, owner: User, slug: str = "demo-systems", seed: int = 2
     for item in stored:
         item.system, item.source = truth[item.external_id][:2]
     Item.objects.bulk_update(stored, ["system", "source"])
-    _pairwise_question(study)
     comparisons = _comparisons(study, stored, seed=seed)
     # A system-level score of a third metric, as a `system,metric,value` file would give it.
     SystemScore.objects.bulk_create(
@@ -350,18 +352,16 @@ def demo_systems_study(*, owner: User, slug: str = "demo-systems", seed: int = 2
     judge = np.random.default_rng(seed + 1)
     quality = {external: q for external, (_, _, q) in truth.items()}
     responses: list[ResponseRow] = []
-    choices: dict[tuple[int, int], dict[str, Any]] = {}
     for n, p in enumerate(participants):
         for a in p.assignments.order_by("position"):
             if a.item_id in comparisons:
                 value, choice, ms = _judgment(comparisons[a.item_id], quality, judge,
                                               participant=p, biased=n == POSITION_BIASED)
-                choices[(p.pk, a.item_id)] = choice
                 responses.append(ResponseRow(
                     annotator=n, item_id=a.item_id, presentation=a.presentation,
                     assignment_id=a.pk, position=a.position, active_ms=ms,
                     source=Response.Source.APP,
-                    cells={PAIRWISE_KEY: Cell(value)},
+                    cells={PAIRWISE_KEY: Cell(value, choice=choice)},
                     events=[["shown", 0], [f"pick:{choice['pick']}", max(ms - 300, ms // 2)],
                             ["answer", ms]]))
                 continue
@@ -376,19 +376,9 @@ def demo_systems_study(*, owner: User, slug: str = "demo-systems", seed: int = 2
                 events=[["shown", 0], ["answer", ms]]))
     responses_store(study=study, annotators=[AnnotatorRow(participant=p) for p in participants],
                     responses=responses, consented=True, checks_scored=True)
-    _judgments_complete(study, choices)
     return DemoStudy(study=study, participants=participants,
                      behaviours={p.pk: ("position-bias" if n == POSITION_BIASED else "reliable")
                                  for n, p in enumerate(participants)})
-
-
-def _pairwise_question(study: Study) -> Question:
-    """Add the pairwise question after the study's scale questions."""
-    return Question.objects.create(
-        study=study, key=PAIRWISE_KEY, prompt=PAIRWISE_PROMPT, kind=Question.Kind.PAIRWISE,
-        position=study.questions.count(),
-        comparison=options_clean(Question.Kind.PAIRWISE, PAIRWISE_OPTIONS),
-        values=[], labels={})
 
 
 def _comparisons(study: Study, outputs: list[Item], *, seed: int) -> dict[int, Item]:
@@ -429,25 +419,6 @@ def _judgment(comparison: Item, quality: dict[str, float], rng: np.random.Genera
     value, choice = judgment_clean("pairwise", PAIRWISE_OPTIONS,
                                    comparison.outputs, {"shown": shown, "pick": pick})
     return value, choice, int(rng.lognormal(2.5, 0.35) * 1000)
-
-
-def _judgments_complete(study: Study, choices: dict[tuple[int, int], dict[str, Any]]) -> None:
-    """Give the stored judgments their choice (`Answer.choice`: the outputs shown and the pick),
-    and drop the answers `responses_store` wrote for the questions an item is not asked (the
-    scale questions on a comparison, the pairwise question on an output), as the questionnaire
-    never stores them."""
-    answers = Answer.objects.filter(response__item__study=study).select_related(
-        "response", "response__item", "question")
-    keep, drop = [], []
-    for answer in answers:
-        item = answer.response.item
-        if not answer.question.applies_to(item):
-            drop.append(answer.pk)
-        elif answer.question.is_comparative:
-            answer.choice = choices[(answer.response.participant_id, item.pk)]
-            keep.append(answer)
-    Answer.objects.filter(pk__in=drop).delete()
-    Answer.objects.bulk_update(keep, ["choice"], batch_size=1000)
 
 
 def demo_seed(*, reset: bool = False) -> tuple[object, list[DemoStudy]]:
