@@ -43,6 +43,10 @@ REASONS = {
                               "with every other (as when outputs are only compared with outputs "
                               "of their own source): strengths of different groups are not "
                               "comparable",
+    "groups_never_compared": "some outputs are never compared, directly or through others, "
+                             "with the rest (as the outputs of different sources): no strength "
+                             "is fitted for them; the systems are compared instead",
+    "no_finite_estimate": "no finite estimate (an output that always wins or always loses)",
     "decided_judgments_not_connected": "the decided judgments (ties aside) do not connect "
                                        "every output: the ties are not modelled",
     "not_compared": "never compared",
