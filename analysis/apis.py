@@ -9,7 +9,7 @@ from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
-from core.results import SCHEMA
+from core.results import COMPARISON_SECTIONS, SCHEMA
 from core.settings import AnalysisSettings, Knob, SettingsError, knobs
 from studies.decorators import study_view
 from studies.models import Study
@@ -206,10 +206,16 @@ def _matches(record: dict, name: str, value: str) -> bool:
 @study_view(need=Role.VIEWER, slug_kwarg="study_slug")
 def system_results(request, study: Study, section: str) -> Response:
     """Return the records of one systems section of the latest results document."""
-    if section not in SYSTEM_FILTERS:
-        raise Http404(f"No such section: choose one of {', '.join(SYSTEM_FILTERS)}.")
+    return _section_records(request, study, section, SYSTEM_FILTERS)
+
+
+def _section_records(request, study: Study, section: str,
+                     filters: dict[str, tuple[str, ...]]) -> Response:
+    """The records of one section of the latest document, filtered by the query's fields."""
+    if section not in filters:
+        raise Http404(f"No such section: choose one of {', '.join(filters)}.")
     params = request.query_params
-    allowed = SYSTEM_FILTERS[section]
+    allowed = filters[section]
     problems: dict[str, list[str]] = {}
     for name in sorted(set(params) - {"format", *allowed}):
         problems[name[:40]] = [f"not a filter of {section}; use {', '.join(allowed)}"]
@@ -227,3 +233,33 @@ def system_results(request, study: Study, section: str) -> Response:
     rows = [r for r in (records if isinstance(records, list) else [])
             if isinstance(r, dict) and all(_matches(r, k, v) for k, v in match.items())]
     return Response({"section": section, "run": document_run_id(document), "results": rows})
+
+
+# The filters of each comparisons section (docs/results.md, "Comparisons").
+COMPARISON_FILTERS: dict[str, tuple[str, ...]] = {
+    "comparison_scores": ("question", "kind", "level", "name"),
+    "comparison_win_probabilities": ("question", "kind", "level", "a", "b"),
+    "comparison_reliability": ("question", "kind", "level"),
+    "comparison_consistency": ("question", "kind", "annotator"),
+    "comparison_correlations": ("question", "kind", "level", "measure", "measure_kind"),
+}
+assert set(COMPARISON_FILTERS) == set(COMPARISON_SECTIONS)
+
+
+@extend_schema(
+    responses=OpenApiTypes.OBJECT,
+    parameters=[OpenApiParameter(name, str, description=f"Only the records whose {name} is "
+                                 "this.")
+                for name in dict.fromkeys(f for fields in COMPARISON_FILTERS.values()
+                                          for f in fields)],
+    description="The latest run's records of one section of the comparative questions' "
+                "analysis (`comparison_scores`, `comparison_win_probabilities`, "
+                "`comparison_reliability`, `comparison_consistency`, "
+                "`comparison_correlations`; docs/results.md), every comparative question "
+                "unless filtered: {section, run, results}. A study without comparative questions "
+                "gives an empty list.")
+@api_view(["GET"])
+@study_view(need=Role.VIEWER, slug_kwarg="study_slug")
+def comparison_results(request, study: Study, section: str) -> Response:
+    """Return the records of one comparisons section of the latest results document."""
+    return _section_records(request, study, section, COMPARISON_FILTERS)

@@ -50,7 +50,8 @@ METHOD_SETTINGS: Mapping[str, tuple[str, ...]] = {
     "gaps-and-weights": (),
     "systems": ("systems_resampling", "systems_test", "systems_correction", "systems_bootstrap",
                 "systems_permutations", "systems_alpha", "bootstrap_confidence", "seed"),
-    "comparisons": (),
+    "comparisons": ("comparisons_bootstrap", "comparisons_splits", "bootstrap_confidence",
+                    "seed"),
 }
 
 # A link's target (a path relative to docs/) -> (page name or REFERENCES, fragment)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -21,7 +22,7 @@ from core.data import (
     item_columns,
     question_data_from_answers,
 )
-from core.results import expand_gaps
+from core.results import Judgments, expand_gaps, judgments_from_choices
 from studies.models import Item, Participant, Question, Study, SystemScore
 from studies.selectors import pseudonyms
 
@@ -53,9 +54,13 @@ FROM (
          AND current.is_current
     WHERE p.study_id = {study} AND r.revision = 1 AND NOT r.is_current
 ) f
-JOIN {item} i ON i.id = f.item_id AND i.role = 'main'
+JOIN {item} i ON i.id = f.item_id AND i.role = 'main' AND {not_comparison}
 JOIN {answer} answer ON answer.response_id = f.current_id
 """
+# An item without outputs (a comparison has some: its answers are judgments, which
+# `study_judgments` reads); the scale arrays never see comparisons nor comparative questions.
+_NOT_COMPARISON = {"postgresql": "i.outputs = '[]'::jsonb",
+                   "other": "(i.outputs IS NULL OR i.outputs = '[]')"}
 _ANSWER_COLUMNS = ("first", "participant", "item", "presentation", "active_ms", "question",
                    "value", "missing")
 
@@ -71,10 +76,12 @@ def _answer_rows(study: Study) -> dict[str, np.ndarray]:
     fetches them.
     """
     # The study's primary key is an integer from the database, never input.
+    connection = connections[router.db_for_read(Response)]
     sql = _ANSWERS_SQL.format(response=Response._meta.db_table, answer=Answer._meta.db_table,
                               participant=Participant._meta.db_table, item=Item._meta.db_table,
-                              study=int(study.pk))
-    connection = connections[router.db_for_read(Response)]
+                              study=int(study.pk),
+                              not_comparison=_NOT_COMPARISON.get(connection.vendor,
+                                                                 _NOT_COMPARISON["other"]))
     if connection.vendor == "postgresql":
         return _chunked_rows(connection, _CHUNKS_SQL.format(answers=sql))
     with connection.cursor() as cursor:
@@ -172,7 +179,9 @@ def study_questions(*, study: Study) -> list[QuestionData]:
     order of its first response); a question a response did not answer is a blank there.  Only
     the last revision of an answer counts; its time is the first revision's.
     """
-    questions = study.question_list
+    questions = [q for q in study.question_list if not q.is_comparative]
+    if not questions:  # comparative questions only (`study_judgments`): no scale arrays
+        return []
     item_pks, columns = _item_columns(study)
     rows = _answer_rows(study)
     # Presentations in the order of their first response; a presentation's answers together.
@@ -220,7 +229,8 @@ def _item_columns(study: Study) -> tuple[np.ndarray, ItemColumns]:
     Read in chunks through a server-side cursor, each turned into columns at once (`item_columns`,
     then `concat_item_columns`): a million items held as rows of decoded JSON took 2.6 GB.  Of
     an item's ``meta`` only what the analyses read is kept (`ANALYSED_META`)."""
-    rows = (Item.objects.filter(study=study, role=Item.Role.MAIN).order_by("position")
+    rows = (Item.objects.filter(study=study, role=Item.Role.MAIN, outputs=[])
+            .order_by("position")
             .values_list("id", "external_id", "is_control", "metrics", "features", "meta",
                          "text", "text_a", "text_b", "system", "source"))
     pks: list[int] = []
@@ -265,8 +275,81 @@ def study_data(*, study: Study, question: Question | None = None) -> StudyData:
 
     The rows are the study's, as `study_questions` loads them (three queries at most).
     """
-    key = (question or study.primary_question).key
-    return next(q.data for q in study_questions(study=study) if q.key == key)
+    loaded = study_questions(study=study)
+    if question is None:
+        return loaded[0].data
+    return next(q.data for q in loaded if q.key == question.key)
+
+
+# The current answers to the comparative questions of a study's comparisons (main items; an
+# attention check's answers are scored by the check code, never here), first presentations
+# only, with their question's key, the participant and the comparison's id; in pseudonym order.
+_JUDGMENTS_SQL = """
+SELECT question.key, p.id, i.external_id, answer.value, answer.choice
+FROM {answer} answer
+JOIN {response} r ON r.id = answer.response_id AND r.is_current AND r.presentation = 1
+JOIN {participant} p ON p.id = r.participant_id
+JOIN {item} i ON i.id = r.item_id AND i.role = 'main'
+JOIN {question} question ON question.id = answer.question_id AND question.kind <> 'scale'
+WHERE p.study_id = {study}
+ORDER BY p.pseudonym_number, r.id
+"""
+
+
+def study_judgments(*, study: Study) -> list[Judgments]:
+    """Load the judgments of a study's comparative questions, one `Judgments` per question in
+    order (an empty list when it has none, without a query beyond the cached questions).
+
+    Three queries more: the answers (raw SQL, no model object per row), the comparisons'
+    outputs, the outputs' systems and metrics; and the pseudonyms. A judgment's annotator is
+    named by their pseudonym, as in every other section."""
+    questions = [q for q in study.question_list if q.is_comparative]
+    if not questions:
+        return []
+    connection = connections[router.db_for_read(Answer)]
+    sql = _JUDGMENTS_SQL.format(answer=Answer._meta.db_table, response=Response._meta.db_table,
+                                participant=Participant._meta.db_table,
+                                item=Item._meta.db_table, question=Question._meta.db_table,
+                                study=int(study.pk))
+    with connection.cursor() as cursor:
+        cursor.execute(sql)
+        rows = cursor.fetchall()
+    names = pseudonyms(study=study)
+    referenced: dict[str, None] = {}
+    for outputs in (Item.objects.filter(study=study, role=Item.Role.MAIN).exclude(outputs=[])
+                    .values_list("outputs", flat=True)):
+        referenced.update(dict.fromkeys(o for o in outputs or [] if isinstance(o, str)))
+    outputs: list[str] = []
+    systems: list[str] = []
+    metric_rows: list[dict] = []
+    wanted = list(referenced)
+    for start in range(0, len(wanted), ITEM_CHUNK):
+        for external_id, system, metrics in (
+                Item.objects.filter(study=study, external_id__in=wanted[start:start + ITEM_CHUNK])
+                .values_list("external_id", "system", "metrics")):
+            outputs.append(external_id)
+            systems.append(system or "")
+            metric_rows.append(metrics if isinstance(metrics, dict) else {})
+    metric_names = sorted({k for m in metric_rows for k in m})
+    metric_columns = {name: [_number(m.get(name)) for m in metric_rows] for name in metric_names}
+    by_question: dict[str, list[tuple[str, str, float | None, Any]]] = {
+        q.key: [] for q in questions}
+    for key, participant, comparison, value, choice in rows:
+        if isinstance(choice, str):  # SQLite hands JSON back as text
+            choice = json.loads(choice)
+        by_question[key].append((names.get(participant, f"P{participant}"), comparison, value,
+                                 choice))
+    order = list(names.values())
+    return [judgments_from_choices(q.key, q.kind, outputs=outputs, systems=systems,
+                                   metrics=metric_columns, rows=by_question[q.key],
+                                   annotators=order, prompt=q.prompt, options=q.comparison)
+            for q in questions]
+
+
+def _number(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return float("nan")
+    return float(value)
 
 
 def latest_results(*, study: Study) -> dict | None:

@@ -26,7 +26,7 @@ from jobs.services import job_done, job_enqueue, job_fail, job_progress, job_sta
 from studies.models import Study
 
 from .models import AnalysisRun, ItemGap, ItemLabel, RunItem
-from .selectors import QuestionData, study_checks, study_questions
+from .selectors import QuestionData, study_checks, study_judgments, study_questions
 
 
 @functools.cache
@@ -158,6 +158,7 @@ def analysis_run_complete(*, run: AnalysisRun, data: list[QuestionData] | None =
     try:
         if data is None:
             data = study_questions(study=study)
+        judgments = study_judgments(study=study)
         loaded = time.perf_counter()
         document, records = build_results_split(
             data,
@@ -168,6 +169,7 @@ def analysis_run_complete(*, run: AnalysisRun, data: list[QuestionData] | None =
             trust_results=trust_results,
             checks=study_checks(study=study),
             clock=clock,
+            comparisons=judgments,
         )
     except Exception as exc:
         analysis_run_fail(run_id=run.pk, error=exc)

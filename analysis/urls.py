@@ -32,5 +32,7 @@ urlpatterns = [
          name="result_items"),
     path("api/studies/<slug:study_slug>/results/systems/<str:section>/", apis.system_results,
          name="system_results"),
+    path("api/studies/<slug:study_slug>/results/comparisons/<str:section>/",
+         apis.comparison_results, name="comparison_results"),
     path("api/", include(router.urls)),
 ]

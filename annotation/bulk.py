@@ -29,6 +29,7 @@ from django.db import connections, router, transaction
 from django.utils import timezone
 
 from annotation.models import Answer, Response
+from core.comparative import asks
 from core.problems import Collector, Problem
 from core.responses import (
     INVALID,
@@ -456,6 +457,10 @@ def judgments_store(*, study: Study, rows: Sequence[tuple[int, int, Mapping[str,
     ids = participant_ids(study=study, external_ids=list(annotators))
     pids = [ids[external] for external in annotators]
     questions = [q for q in study.question_list if q.is_comparative]
+    # the questions asked about each comparison: those that judge its number of outputs
+    sizes = {pk: len(outputs) for pk, outputs
+             in study.items.exclude(outputs=[]).values_list("pk", "outputs")}
+    asked = {n: [q for q in questions if asks(q.kind, n)] for n in set(sizes.values())}
     response, answer = Response._meta.db_table, Answer._meta.db_table
     with connections[router.db_for_write(Response)].cursor() as cursor:
         for start in range(0, len(rows), JUDGMENT_BATCH):
@@ -473,8 +478,8 @@ def judgments_store(*, study: Study, rows: Sequence[tuple[int, int, Mapping[str,
             with cursor.cursor.copy(
                     f"COPY {answer} (response_id, question_id, value, missing, comment, choice) "
                     "FROM STDIN") as copy:
-                for rid, (_, _, cells) in zip(rids, batch, strict=True):
-                    for q in questions:
+                for rid, (_, item, cells) in zip(rids, batch, strict=True):
+                    for q in asked[sizes[item]]:
                         cell = cells.get(q.key, SKIPPED)
                         copy.write_row((
                             rid, q.pk, cell.value,

@@ -25,6 +25,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.bundles import ParticipantState
+from core.comparative import asks
 from core.responses import Cell
 from core.screening import item_correct
 from studies.models import Item, Participant, Question, Study
@@ -150,15 +151,15 @@ def responses_store(
 
 def _asked(*, study: Study) -> Callable[[int], list[Question]]:
     """The questions asked about an item, by its id (`Question.applies_to`): the comparative
-    ones about a comparison, the scale ones about every other item. One query, and only for a
+    ones about a comparison of a size they judge, the scale ones about every other item. One query, and only for a
     study with a comparative question."""
     questions = study.question_list
     if not any(q.is_comparative for q in questions):
         return lambda item_id: questions
-    comparisons = set(study.items.exclude(outputs=[]).values_list("pk", flat=True))
-    scales = [q for q in questions if not q.is_comparative]
-    comparative = [q for q in questions if q.is_comparative]
-    return lambda item_id: comparative if item_id in comparisons else scales
+    sizes = {pk: len(outputs) for pk, outputs
+             in study.items.exclude(outputs=[]).values_list("pk", "outputs")}
+    asked = {n: [q for q in questions if asks(q.kind, n)] for n in {0, *sizes.values()}}
+    return lambda item_id: asked[sizes.get(item_id, 0)]
 
 
 def _progress(*, study: Study, annotators: Sequence[AnnotatorRow],

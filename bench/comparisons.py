@@ -1,7 +1,11 @@
 """Time the comparative-judgment statistics on an arena-sized pairwise study.
 
 Run from the repository root: ``python -m bench.comparisons [--judgments 100000] [--systems 50]
-[--annotators 200] [--resamples 1000] [--seed N]``.
+[--annotators 200] [--resamples 1000] [--seed N] [--results [--sources 40]]``.
+
+``--results`` times the results document's comparison sections instead (the same judgments,
+each of two outputs of one source, ``--sources`` sources: the stored choices turned into arrays,
+then every section on the outputs and the systems).
 
 Data: ``judgments`` pairwise judgments of two different systems drawn at random, the winner
 drawn from Bradley–Terry with planted log-strengths evenly spaced from 1.5 to −1.5, one in ten
@@ -51,6 +55,45 @@ def make_study(n_judgments: int, n_systems: int, n_annotators: int, seed: int
     return winner, loser, tie, annotator, theta
 
 
+def results_level(n_judgments: int, n_systems: int, n_sources: int, n_annotators: int,
+                  resamples: int, seed: int) -> dict[str, float]:
+    """Time the results document's comparison sections (`core.results.comparisons`) on a
+    pairwise study of ``n_systems`` × ``n_sources`` outputs: the stored choices turned into
+    arrays as the loader does, then every section on both levels."""
+    from core.results.comparisons import comparison_records, judgments_from_choices
+    from core.settings import AnalysisSettings
+
+    rng = np.random.default_rng(seed)
+    theta = np.linspace(1.5, -1.5, n_systems)
+    systems = [f"sys{k}" for k in range(n_systems)]
+    outputs = [f"doc{s}-{name}" for s in range(n_sources) for name in systems]
+    of_system = np.tile(np.arange(n_systems), n_sources)
+    source = rng.integers(0, n_sources, n_judgments)
+    first = rng.integers(0, n_systems, n_judgments)
+    second = (first + rng.integers(1, n_systems, n_judgments)) % n_systems
+    first_wins = rng.random(n_judgments) < 1 / (1 + np.exp(theta[second] - theta[first]))
+    annotator = rng.integers(0, n_annotators, n_judgments)
+    a = source * n_systems + first
+    b = source * n_systems + second
+    rows = [(f"A{int(p) + 1}", f"cmp-{min(x, y)}-{max(x, y)}", 0.0 if w else 1.0,
+             {"shown": [outputs[x], outputs[y]], "pick": outputs[x] if w else outputs[y],
+              "strength": ""})
+            for p, x, y, w in zip(annotator.tolist(), a.tolist(), b.tolist(),
+                                  first_wins.tolist(), strict=True)]
+    metric = theta[of_system] + rng.normal(0, 0.5, of_system.size)
+    seconds: dict[str, float] = {}
+    seconds["results_arrays"], judged = timed(lambda: judgments_from_choices(
+        "pref", "pairwise", outputs=outputs, systems=[systems[k] for k in of_system],
+        metrics={"metric": metric.tolist()}, rows=rows))
+    settings = AnalysisSettings.from_mapping({"comparisons_bootstrap": resamples, "seed": seed})
+    doc: dict[str, Any] = {}
+    seconds["results_sections"], _ = timed(lambda: comparison_records(doc, [judged], settings))
+    strength = {r["name"]: r["strength"] for r in doc["comparison_scores"]
+                if r["level"] == "system"}
+    seconds["results_recovered"] = float(np.corrcoef([strength[n] for n in systems], theta)[0, 1])
+    return seconds
+
+
 def timed(step: Callable[[], Any]) -> tuple[float, Any]:
     start = time.perf_counter()
     value = step()
@@ -64,7 +107,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--annotators", type=int, default=200)
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--results", action="store_true",
+                        help="time the results document's comparison sections instead "
+                             "(outputs: systems × --sources)")
+    parser.add_argument("--sources", type=int, default=40)
     args = parser.parse_args(argv)
+    if args.results:
+        print(f"comparisons (results document): {args.judgments} pairwise judgments of "
+              f"{args.systems} systems × {args.sources} sources by {args.annotators} "
+              f"annotators, {args.resamples} bootstrap resamples")
+        seconds = results_level(args.judgments, args.systems, args.sources, args.annotators,
+                                args.resamples, args.seed)
+        recovered = seconds.pop("results_recovered")
+        total = sum(seconds.values())
+        for name, value in seconds.items():
+            print(f"  {name:<24} {value:7.2f} s")
+        print(f"  total                    {total:7.2f} s (target ≤ {TARGET_S:.0f} s); "
+              f"system strengths correlate {recovered:.4f} with the planted ones")
+        print(json.dumps({"judgments": args.judgments, "systems": args.systems,
+                          "sources": args.sources, "annotators": args.annotators,
+                          "resamples": args.resamples,
+                          "seconds": {k: round(v, 3) for k, v in seconds.items()},
+                          "total_s": round(total, 3),
+                          "recovered_correlation": round(recovered, 5),
+                          "target_s": TARGET_S}))
+        sized = args.judgments >= 100_000 and args.systems >= 50 and args.resamples >= 1000
+        return 1 if sized and total > TARGET_S else 0
     winner, loser, tie, annotator, theta = make_study(args.judgments, args.systems,
                                                       args.annotators, args.seed)
     n = args.systems

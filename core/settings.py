@@ -432,6 +432,15 @@ class AnalysisSettings:
                                  open_high=True, label="Systems: significance level",
                                  help="two systems differ significantly when the adjusted p of "
                                       "their paired test is below this (and the clusters split)")
+    comparisons_bootstrap: int = _knob(1000, kind="int", low=1, high=100_000,
+                                       label="Comparisons: bootstrap resamples",
+                                       help="resamples of the judgments of a comparative "
+                                            "question for the intervals of its strengths and "
+                                            "ranks, and of its units for its correlations")
+    comparisons_splits: int = _knob(100, kind="int", low=1, high=10_000,
+                                    label="Comparisons: split-half splits",
+                                    help="random splits of the annotators into two halves "
+                                         "averaged by the split-half reliability")
     heuristics: HeuristicSettings = _section(HeuristicSettings)
     quality: QualitySettings = _section(QualitySettings)
 

@@ -22,7 +22,7 @@ from django.utils.dateparse import parse_datetime
 from analysis.selectors import item_record_count, latest_results
 from annotation.models import Answer, Response
 from annotation.selectors import event_list
-from core.comparative import SEPARATOR, TIE, judgment_text
+from core.comparative import SEPARATOR, TIE, asks, judgment_text
 from jobs.selectors import job_status
 from studies.models import Item, Participant, Question, Study
 from studies.selectors import pseudonyms
@@ -339,7 +339,7 @@ def matrix_columns(*, study: Study) -> tuple[list[str], dict[tuple[int, int, int
                 # the questions asked about the item (`Question.applies_to`): a comparison's
                 # comparative ones, every other item's scales
                 for question in questions:
-                    if question.is_comparative != bool(outputs):
+                    if not asks(question.kind, len(outputs)):
                         continue
                     index[(pk, presentation, question.pk)] = len(header)
                     header.append(f"{external}:{question.key}" if several else external)

@@ -47,7 +47,7 @@ def signed_pct(value) -> str:
 
 @register.filter
 def seconds(value) -> str:
-    if value is None:
+    if value is None or value == "":  # "": a missing value (a study without a scale question)
         return DASH
     value = float(value)
     return f"{value:.1f} s" if value < 120 else f"{value / 60:.1f} min"

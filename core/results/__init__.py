@@ -16,7 +16,8 @@ is the `concord.results/1` one with ``question`` added to its records (docs/resu
 
 The package: `build` runs the analyses and assembles the document, `scales` the sections of one
 question's scale, `records` the item records a run stores apart and the section clock, `view`
-reads a document for one question.
+reads a document for one question, `comparisons` the sections of the comparative questions
+(pairwise, ranking, best–worst).
 """
 
 from core.results.build import (
@@ -28,6 +29,12 @@ from core.results.build import (
     build_results,
     build_results_split,
     trust_inputs,
+)
+from core.results.comparisons import (
+    COMPARISON_SECTIONS,
+    Judgments,
+    comparison_records,
+    judgments_from_choices,
 )
 from core.results.records import ITEM_SECTIONS, ItemRecords, SectionClock, expand_gaps
 from core.results.scales import (
@@ -44,6 +51,7 @@ from core.results.scales import (
 from core.results.view import SECTIONS, question_keys, question_view
 
 __all__ = [
+    "COMPARISON_SECTIONS", "Judgments", "comparison_records", "judgments_from_choices",
     "GAP_SAMPLE", "ITEM_SECTIONS", "LARGEST_GAPS", "QUALITY_SECTIONS", "SAMPLED_AGGREGATE",
     "SCHEMA", "SECTIONS", "TIMING_QUANTILES", "ItemRecords", "Progress", "ScaleView",
     "SectionClock", "Settings", "TrustInput", "TrustKey", "analysed_data", "build_results",

@@ -13,6 +13,7 @@ import numpy as np
 
 from core import results_quality as rq
 from core.data import QuestionData, StudyData
+from core.results.comparisons import COMPARISON_SECTIONS, Judgments, comparison_records
 from core.results.records import ITEM_SECTIONS, ItemRecords, SectionClock
 from core.results.scales import (
     TrustInput,
@@ -114,6 +115,7 @@ def build_results(
     trust_results: Mapping[TrustKey, TrustResult] | None = None,
     checks: Sequence[Mapping[str, Any]] = (),
     clock: SectionClock | None = None,
+    comparisons: Sequence[Judgments] = (),
 ) -> dict[str, Any]:
     """Return the full results document: `build_results_split`'s document with its item records
     put back (``items``, ``simple_items``, ``item_gaps``, ``item_labels``; docs/results.md).
@@ -123,7 +125,7 @@ def build_results(
     """
     document, records = build_results_split(
         questions, settings=settings, study=study, progress=progress,
-        trust_results=trust_results, checks=checks, clock=clock)
+        trust_results=trust_results, checks=checks, clock=clock, comparisons=comparisons)
     return records.merged_into(document)
 
 
@@ -136,6 +138,7 @@ def build_results_split(
     trust_results: Mapping[TrustKey, TrustResult] | None = None,
     checks: Sequence[Mapping[str, Any]] = (),
     clock: SectionClock | None = None,
+    comparisons: Sequence[Judgments] = (),
 ) -> tuple[dict[str, Any], ItemRecords]:
     """Run every analysis of every question; return the results document (a JSON-safe dict
     whose size does not grow with the number of items) and the run's `ItemRecords`.
@@ -149,13 +152,23 @@ def build_results_split(
     ``{"annotator", "answered", "failed", "stopped"}`` per annotator who answered an attention
     check; their accuracy is the ``attention_checks`` section and the *attention* rule of
     ``quality`` flags them (check answers never enter the other sections).  ``clock``
-    (optional) receives the seconds spent in each section.
+    (optional) receives the seconds spent in each section.  ``comparisons``: the judgments of
+    the study's comparative questions (`Judgments`, one per question), analysed into the
+    ``comparison_*`` sections (docs/results.md, "Comparisons"); ``questions`` may then be empty
+    (a study of comparative questions only: every scale section is an empty list).
 
     Example: ``build_results([QuestionData("rating", data, (0, 1, 2))], settings={},
     study={"slug": "s", "title": "S"})["alpha"][0]["question"] == "rating"``.
     """
     s = AnalysisSettings.coerce(settings)
     clock = SectionClock() if clock is None else clock
+    judged = [j.without_annotators(s.excluded_annotators) for j in comparisons]
+    if not questions and comparisons:
+        document = _comparisons_only(judged, s, study, clock,
+                                     excluded=_judged_by(comparisons) - _judged_by(judged))
+        progress(95, "writing the results")
+        with clock("write"):
+            return _clean(document), ItemRecords([], [], {})
     with clock("prepare"):
         prepared = _prepared(questions, s)
     primary = prepared[0]
@@ -196,6 +209,7 @@ def build_results_split(
         "item_gap_sample": [], "error_weights": [], "heuristics": [], "styles": [],
         "correlations": [], "noise": [], "timing": [],
         **{section: [] for section in SYSTEM_SECTIONS},
+        **{section: [] for section in (*COMPARISON_SECTIONS, "comparison_questions")},
         "attention_checks": _attention_checks(checks),
         **{section: [] for section in QUALITY_SECTIONS if section not in ITEM_SECTIONS},
     }
@@ -220,6 +234,10 @@ def build_results_split(
     for n, (q, entry) in enumerate(zip(prepared, question_entries, strict=True)):
         entry.update(_filtering(doc, q, slow, study_rules, s, names, record_settings=n == 0,
                                 clock=clock))
+    if judged:
+        progress(90, "comparative questions")
+        with clock("comparisons"):
+            comparison_records(doc, judged, s, _mean_ratings(prepared))
     # What the item records hold (stored apart): their counts, and the metrics of each item's
     # values (the order of ``metrics`` in the run's items, docs/results.md).
     doc["item_gap_metrics"] = records.gap_metrics
@@ -229,6 +247,51 @@ def build_results_split(
     with clock("write"):
         cleaned: dict[str, Any] = _clean(doc)
     return cleaned, records
+
+
+def _mean_ratings(prepared: Sequence[_Question]) -> dict[str, dict[str, float]]:
+    """Per scale question, the mean raw answer of each answered item (by its id), over the
+    analysed answers: what the comparisons' correlations read for the outputs' ratings."""
+    out: dict[str, dict[str, float]] = {}
+    for q in prepared:
+        data = q.data
+        ok = ~np.isnan(data.value)
+        total = np.bincount(data.item[ok], data.value[ok], minlength=data.n_items)
+        n = np.bincount(data.item[ok], minlength=data.n_items)
+        out[q.key] = {data.item_ids[i]: float(total[i] / n[i]) for i in np.flatnonzero(n)}
+    return out
+
+
+def _judged_by(judgments: Sequence[Judgments]) -> set[str]:
+    return {j.annotators[a] for j in judgments for a in np.unique(j.annotator)}
+
+
+def _comparisons_only(judged: Sequence[Judgments], s: AnalysisSettings,
+                      study: Mapping[str, Any], clock: SectionClock, *,
+                      excluded: set[str]) -> dict[str, Any]:
+    """The document of a study whose questions are all comparative: every scale section an
+    empty list, its counts 0 but the annotators who judged and those left out."""
+    names = list(dict.fromkeys(name for j in judged for a, name in enumerate(j.annotators)
+                               if np.any(j.annotator == a)))
+    doc: dict[str, Any] = {
+        "schema": SCHEMA, "study": dict(study), "settings": s.to_dict(),
+        "annotators": names, "questions": [], "scales": [],
+        "counts": {"annotators": len(names), "items": 0, "questions": 0, "responses": 0,
+                   "answers": 0, "simple_items": 0, "blank_answers": 0, "duplicate_pairs": 0,
+                   "later_presentations": 0, "control_items": 0,
+                   "excluded_annotators": len(excluded),
+                   "excluded_answers": 0, "item_gaps": 0, "item_labels": 0},
+        "alpha": [], "trust": [], "duplicates": [], "metric_gaps": [], "largest_gaps": [],
+        "item_gap_sample": [], "error_weights": [], "heuristics": [], "styles": [],
+        "correlations": [], "noise": [], "timing": [], "item_gap_metrics": [],
+        **{section: [] for section in SYSTEM_SECTIONS},
+        **{section: [] for section in (*COMPARISON_SECTIONS, "comparison_questions")},
+        "attention_checks": [],
+        **{section: [] for section in QUALITY_SECTIONS if section not in ITEM_SECTIONS},
+    }
+    with clock("comparisons"):
+        comparison_records(doc, judged, s)
+    return doc
 
 
 def _attention_checks(checks: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -253,6 +316,8 @@ def trust_inputs(questions: Sequence[QuestionData], *, settings: Settings) -> li
     of ``analysed_data`` (the excluded ones left out).
     """
     s = AnalysisSettings.coerce(settings)
+    if not questions:  # comparative questions only: no scale, no trust
+        return []
     return [_trust_input(q.key, q.data, view, rows, items, s)
             for q in _prepared(questions, s) for view in q.views
             for items, rows in (("all", None), ("simple", q.simple_rows))]

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from itertools import combinations
 
 import numpy as np
-from scipy import sparse, stats
+from scipy import sparse, special, stats
 from scipy.sparse import csgraph
 
 from core.stats._types import BoolArray, FloatArray, IntArray
@@ -54,6 +54,7 @@ from core.stats._types import BoolArray, FloatArray, IntArray
 REGULARISATION = 0.01  # virtual wins and losses of every output against log-strength 0
 NOT_CONNECTED = "not_strongly_connected"
 TIES_NOT_MODELLED = "decided_judgments_not_connected"
+DENSE_TRIADS = 300  # an annotator's outputs up to which circular triads use dense products
 
 
 # --------------------------------------------------------------------------------------------
@@ -272,7 +273,7 @@ def _fit_pairs(pi: IntArray, pj: IntArray, wi: FloatArray, wj: FloatArray, tt: F
         if davidson:
             grad[n] = float(np.sum(tt - nn * pc))
         if eps:
-            s = 1.0 / (1.0 + np.exp(-th))
+            s = special.expit(th)
             ll += float(eps * np.sum(th - 2 * np.logaddexp(0.0, th)))
             grad[:n] += eps * (1 - 2 * s)
         if not hessian:
@@ -294,7 +295,7 @@ def _fit_pairs(pi: IntArray, pj: IntArray, wi: FloatArray, wj: FloatArray, tt: F
             neg_h[n, :n] += col
             neg_h[n, n] += float(np.sum(nn * (pc - pc * pc)))
         if eps:
-            s = 1.0 / (1.0 + np.exp(-th))
+            s = special.expit(th)
             neg_h[np.arange(n), np.arange(n)] += 2 * eps * s * (1 - s)
         return ll, grad, neg_h
 
@@ -327,12 +328,19 @@ def _newton(evaluate: Callable[[FloatArray, bool], tuple[float, FloatArray, Floa
         except np.linalg.LinAlgError:
             step = np.linalg.lstsq(system, grad, rcond=None)[0]
         scale = 1.0
-        while True:
+        moved = False
+        while scale >= 1e-6:
             new_x = x + scale * step
-            new_ll, _, _ = evaluate(new_x, False)
-            if new_ll >= ll - 1e-12 * max(1.0, abs(ll)) or scale < 1e-6:
+            with np.errstate(over="ignore", invalid="ignore"):
+                new_ll, _, _ = evaluate(new_x, False)
+            # a step whose likelihood overflows (a nearly singular system's huge step) is
+            # halved like one that lowers it, never taken
+            if np.isfinite(new_ll) and new_ll >= ll - 1e-12 * max(1.0, abs(ll)):
+                moved = True
                 break
             scale /= 2
+        if not moved:
+            break  # no step of the direction improves: the maximum, to the steps' precision
         x = new_x
         done = float(np.max(np.abs(scale * step))) < tol
         ll, grad, neg_h = evaluate(x, True)
@@ -454,7 +462,7 @@ def _fit_pl(st: _Stages, weight: FloatArray, n: int, theta0: FloatArray | None =
         grad: FloatArray = chosen_count - share
         if eps:
             ll += float(eps * np.sum(th - 2 * np.logaddexp(0.0, th)))
-            grad = grad + eps * (1 - 2 / (1 + np.exp(-th)))
+            grad = grad + eps * (1 - 2 * special.expit(th))
         if not hessian:
             return ll, grad, None
         outer = (w[:, None, None] * p[:, :, None] * p[:, None, :])[pair_valid]
@@ -462,7 +470,7 @@ def _fit_pl(st: _Stages, weight: FloatArray, n: int, theta0: FloatArray | None =
                                          dtype=np.float64).reshape(n, n)
         neg_h[np.arange(n), np.arange(n)] += share
         if eps:
-            s = 1 / (1 + np.exp(-th))
+            s = special.expit(th)
             neg_h[np.arange(n), np.arange(n)] += 2 * eps * s * (1 - s)
         return ll, grad, neg_h
 
@@ -524,17 +532,46 @@ def _summarise(fit: StrengthFit, draws: FloatArray, confidence: float,
 
 def bootstrap_pairwise(winner: object, loser: object, tie: object | None = None, *,
                        n_outputs: int, n_resamples: int = 1000, confidence: float = 0.95,
-                       rng: np.random.Generator, davidson: bool | None = None
-                       ) -> ComparisonScores:
+                       rng: np.random.Generator, davidson: bool | None = None,
+                       judgment: object | None = None) -> ComparisonScores:
     """Bradley–Terry (Davidson) strengths with a bootstrap that resamples judgments.
 
     Resampling m judgments with replacement is drawing the counts of the distinct (pair,
     outcome) cells from a multinomial with the observed shares, which is what this does; each
-    resample's fit starts from the full fit."""
+    resample's fit starts from the full fit.
+
+    ``judgment`` (optional, one index per pair): the judgment each pair comes from, when one
+    judgment gives several pairs (the pairs a best–worst judgment or a ranking implies); the
+    bootstrap then resamples those judgments, each drawn judgment bringing all its pairs, so
+    that the pairs of one judgment are not taken for independent evidence."""
     w, lo, t = _pairwise(winner, loser, tie, n_outputs)
     use_ties = bool(t.any()) if davidson is None else bool(davidson)
     pi, pj, pair_of, outcome = _aggregate(w, lo, t, n_outputs)
     cells = np.bincount(pair_of * 3 + outcome, minlength=pi.size * 3).astype(np.float64)
+    if judgment is not None:
+        group = np.asarray(judgment, dtype=np.int64)
+        if group.shape != w.shape:
+            raise ValueError("judgment must give one index per pair")
+        groups, group_of = np.unique(group, return_inverse=True)
+        group_of = group_of.ravel()
+        cell_of = pair_of * 3 + outcome
+        fit = _fit_counts(pi, pj, cells.reshape(-1, 3), n_outputs, use_ties)
+        tau0 = float(np.log(fit.tie_parameter)) if fit.tie_parameter else 0.0
+        use_ties = fit.tie_parameter is not None
+        draws = np.empty((n_resamples, n_outputs))
+        regularised = 0
+        if groups.size == 0:
+            return _summarise(fit, draws[:0], confidence, 0)
+        for b in range(n_resamples):
+            drawn = np.bincount(rng.integers(0, groups.size, groups.size),
+                                minlength=groups.size).astype(np.float64)
+            counts = np.bincount(cell_of, drawn[group_of], minlength=pi.size * 3
+                                 ).astype(np.float64)
+            one = _fit_counts(pi, pj, counts.reshape(-1, 3), n_outputs, use_ties,
+                              theta0=fit.log_strength, tau0=tau0)
+            draws[b] = one.log_strength
+            regularised += one.reason is not None
+        return _summarise(fit, draws, confidence, regularised)
     fit = _fit_counts(pi, pj, cells.reshape(-1, 3), n_outputs, use_ties)
     tau0 = float(np.log(fit.tie_parameter)) if fit.tie_parameter else 0.0
     use_ties = fit.tie_parameter is not None
@@ -684,6 +721,16 @@ def circular_triads(winner: object, loser: object, tie: object | None, annotator
         outs, local = np.unique(np.concatenate([aw[s:e], al[s:e]]), return_inverse=True)
         k = outs.size
         lw, ll = local[:e - s], local[e - s:]
+        if k > DENSE_TRIADS:
+            # many outputs, few pairs each (an annotator's pairs of a study's many sources):
+            # sparse products, trace(A³) = Σ (A²) ∘ Aᵀ
+            net_s = sparse.coo_matrix((np.ones(lw.size), (lw, ll)), shape=(k, k)).tocsr()
+            net_s = (net_s - net_s.T).tocsr()
+            a_s = (net_s > 0).astype(np.float64).tocsr()
+            u_s = (a_s + a_s.T).tocsr()
+            circular[person] = int(round((a_s @ a_s).multiply(a_s.T).sum() / 3))
+            triangles[person] = int(round((u_s @ u_s).multiply(u_s).sum() / 6))
+            continue
         net = np.zeros((k, k))
         np.add.at(net, (lw, ll), 1.0)
         net = net - net.T

@@ -9,7 +9,7 @@ from typing import Any, cast
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import connections, router, transaction
+from django.db import connection, connections, router, transaction
 
 from core.items import (
     ItemRow,
@@ -260,8 +260,14 @@ def item_delete(*, item: Item, user: User | None = None) -> None:
     """Delete an item of a draft study that has no answers and that no comparison compares;
     recorded with its id."""
     _item_changeable(item, "deleted")
-    using = (Item.objects.filter(study_id=item.study_id, outputs__contains=[item.external_id])
-             .values_list("external_id", flat=True)[:3])
+    comparisons = Item.objects.filter(study_id=item.study_id).exclude(outputs=[])
+    if connection.vendor == "postgresql":  # jsonb containment, by index scan of the study
+        using = list(comparisons.filter(outputs__contains=[item.external_id])
+                     .values_list("external_id", flat=True)[:3])
+    else:  # SQLite has no JSON containment: read the comparisons' outputs
+        using = [external for external, outputs
+                 in comparisons.values_list("external_id", "outputs")
+                 if item.external_id in outputs][:3]
     if using:
         raise InputError([Problem(item.external_id, None, None,
                                   f"this item is an output of the comparison "

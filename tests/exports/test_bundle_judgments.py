@@ -83,5 +83,6 @@ def test_the_bundles_settings_and_readme_name_the_comparative_questions(bundle):
     kinds = {q["key"]: (q["kind"], q.get("options")) for q in settings["questions"]}
     assert kinds["better"] == ("pairwise", {"ties": True, "strength": True})
     assert kinds["rank"] == ("ranking", {"ties": True})
-    # two annotators × two comparisons × two comparative questions (the unasked: "skipped")
-    assert "| `judgments.csv` | 8 |" in readme
+    # two annotators × (the pair: both questions; the triple: the ranking only, a pairwise
+    # question judges two outputs)
+    assert "| `judgments.csv` | 6 |" in readme

@@ -80,6 +80,7 @@ def test_it_has_a_knob_for_every_setting_of_a_run():
         "noise_confidence", "noise_max_gamma", "excluded_annotators", "correlation_intervals",
         "comparison_alpha", "systems_resampling", "systems_test", "systems_correction",
         "systems_bootstrap", "systems_permutations", "systems_alpha",
+        "comparisons_bootstrap", "comparisons_splits",
         "heuristics.slow.threshold_s",
         "heuristics.low_variance.threshold", "heuristics.low_variance.min_ratings",
         "heuristics.high_random.threshold", "heuristics.high_random.min_ratings",
