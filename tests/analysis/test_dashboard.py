@@ -19,8 +19,9 @@ from studies.selectors import pseudonyms as stored_pseudonyms
 
 pytestmark = pytest.mark.django_db
 
-# session, user, study, recent runs, latest finished run (with its document), participant counts
-DASHBOARD_QUERIES = 6
+# session, user, study, recent runs, latest finished run (with its document), participant counts,
+# the questions (a comparative one offers the judgments export)
+DASHBOARD_QUERIES = 7
 
 
 @pytest.fixture
