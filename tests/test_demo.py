@@ -71,6 +71,16 @@ def test_the_systems_demo_fills_the_comparisons_section_on_the_first_visit():
     assert flagged == [f"A{POSITION_BIASED + 1}"]
     for chart in ("comparison-strengths-preference", "comparison-wins-preference"):
         assert f'data-chart="{chart}"' in section[0]
+    # the section's downloads: every judgment, and the scores it shows
+    rows = {}
+    for link in ("judgments-csv", "comparison-scores-csv"):
+        href = re.search(rf'href="([^"]+)" id="{link}"', section[0])[1]
+        response = client.get(href)
+        assert response.status_code == 200, href
+        body = b"".join(response.streaming_content) if response.streaming else response.content
+        rows[link] = body.decode().splitlines()
+    assert len(rows["judgments-csv"]) == 1 + 5 * 60
+    assert any("mt-large" in line for line in rows["comparison-scores-csv"])
 
 
 def test_seed_demo_can_leave_the_analysis_out():
