@@ -18,6 +18,7 @@ from jobs.selectors import job_status
 
 from . import dashboard as tables
 from .charts import Chart, build_charts
+from .dashboard_comparisons import comparisons_section
 from .dashboard_systems import systems_section
 from .forms import RunForm
 from .methods import METHODS
@@ -69,6 +70,7 @@ def dashboard_context(*, study: Study, data: DashboardData, question: str | None
 def _results(document: dict[str, Any], *, question: str | None, scale: str | None, everyone: bool,
              query: QueryDict) -> dict[str, Any]:
     """The context of a finished run's document: its selection, tables, notes and charts."""
+    whole = document
     question, document, scale = selection(document, question=question, scale=scale)
     context: dict[str, Any] = {}
     shown = _annotators_shown(document, everyone=everyone, query=query)
@@ -88,6 +90,8 @@ def _results(document: dict[str, Any], *, question: str | None, scale: str | Non
         "systems": systems_section(document, scale=scale),
         # The Systems section's method page is docs/statistics/systems.md: linked when served.
         "systems_method": "systems" in METHODS,
+        # Every comparative question's section, whichever question the rest of the page shows.
+        "comparative": comparisons_section(whole),
     })
     context["notes"] = tables.dashboard_notes(
         alpha=context["alpha_tables"], duplicates=context["duplicates"], flags=context["flags"],

@@ -10,7 +10,11 @@ Planted behaviours (pseudonyms follow the order of first response, which is this
   similar), `inconsistent` (answers duplicated items very differently the second time).
 
 The systems study (`demo_systems_study`) plants instead the quality of four systems over shared
-sources: an order and a tie (`SYSTEM_QUALITY`) the systems analysis must recover.
+sources: an order and a tie (`SYSTEM_QUALITY`) the systems analysis must recover. It also asks a
+pairwise question ("Which translation is better?", ties allowed) about every pair of the four
+systems' outputs of its first `PAIRWISE_SOURCES` sources; the judgments follow the same planted
+quality with a little noise, and one annotator (`POSITION_BIASED`) often picks the output shown
+on the left whatever it says: the comparisons analysis must recover the order and flag them.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from django.db import transaction
 
 from annotation.models import Response
 from annotation.store import AnnotatorRow, ResponseRow, responses_store
+from core.comparative import judgment_clean, shown_order
 from core.items import coref_annotation, coref_plain_text
 from core.metrics.formats import Document, Mention
 from core.responses import Cell
@@ -259,6 +264,21 @@ SYSTEM_QUESTIONS = [
     {"key": "fluency", "prompt": "Does the translation read as fluent, natural text?",
      "scale": "likert-1-5"},
 ]
+# The pairwise question (issue 25): every pair of the four systems' outputs of the first
+# PAIRWISE_SOURCES sources (6 pairs each, a subset `studies.services.comparisons_generate`, which
+# pairs every source's outputs, does not make: the demo stays small), judged by every annotator. A judgment compares the two
+# outputs' planted quality plus noise: within TIE_MARGIN, a tie. The annotator POSITION_BIASED
+# picks the output shown first (left) in POSITION_BIAS of their judgments, whatever the outputs.
+PAIRWISE_KEY = "preference"
+PAIRWISE_OPTIONS: dict[str, Any] = {"ties": True}
+PAIRWISE_QUESTION: dict[str, Any] = {"key": PAIRWISE_KEY, "kind": "pairwise",
+                                     "prompt": "Which translation is better?",
+                                     "options": PAIRWISE_OPTIONS}
+PAIRWISE_SOURCES = 10
+PAIRWISE_NOISE = 0.45
+TIE_MARGIN = 0.2
+POSITION_BIASED = 2  # the third annotator
+POSITION_BIAS = 0.7
 _SOURCE_TOPICS = ["the harbour", "the election", "the new bridge", "the school fees", "the storm",
                   "the museum", "the train strike", "the harvest", "the concert", "the budget"]
 
@@ -302,7 +322,7 @@ def demo_systems_study(*, owner: User, slug: str = "demo-systems", seed: int = 2
     system-level metric score per system."""
     rng = np.random.default_rng(seed)
     study = study_create(
-        owner=owner, slug=slug, questions=SYSTEM_QUESTIONS,
+        owner=owner, slug=slug, questions=[*SYSTEM_QUESTIONS, PAIRWISE_QUESTION],
         title="Demo: which system translates best (4 systems, 1–5)",
         instructions=("Each page shows a source sentence and one system's translation of it. "
                       "Rate the translation on both questions."),
@@ -316,6 +336,7 @@ def demo_systems_study(*, owner: User, slug: str = "demo-systems", seed: int = 2
     for item in stored:
         item.system, item.source = truth[item.external_id][:2]
     Item.objects.bulk_update(stored, ["system", "source"])
+    comparisons = _comparisons(study, stored, seed=seed)
     # A system-level score of a third metric, as a `system,metric,value` file would give it.
     SystemScore.objects.bulk_create(
         SystemScore(study=study, system=system, metric="sys_bleu", value=round(value, 2))
@@ -327,9 +348,23 @@ def demo_systems_study(*, owner: User, slug: str = "demo-systems", seed: int = 2
     systems = list(SYSTEM_QUALITY)
     participants = participants_invite(study=study, count=SYSTEM_ANNOTATORS, label="demo")
     bias = rng.normal(0, 0.25, size=SYSTEM_ANNOTATORS)
+    # The judgments draw from a generator of their own: the ratings keep the stream they had.
+    judge = np.random.default_rng(seed + 1)
+    quality = {external: q for external, (_, _, q) in truth.items()}
     responses: list[ResponseRow] = []
     for n, p in enumerate(participants):
         for a in p.assignments.order_by("position"):
+            if a.item_id in comparisons:
+                value, choice, ms = _judgment(comparisons[a.item_id], quality, judge,
+                                              participant=p, biased=n == POSITION_BIASED)
+                responses.append(ResponseRow(
+                    annotator=n, item_id=a.item_id, presentation=a.presentation,
+                    assignment_id=a.pk, position=a.position, active_ms=ms,
+                    source=Response.Source.APP,
+                    cells={PAIRWISE_KEY: Cell(value, choice=choice)},
+                    events=[["shown", 0], [f"pick:{choice['pick']}", max(ms - 300, ms // 2)],
+                            ["answer", ms]]))
+                continue
             system, _, adequacy = truth[by_pk[a.item_id].external_id]
             fluency = adequacy + offsets["fluency"][systems.index(system)]
             cells = {key: Cell(float(np.clip(round(mean + bias[n] + rng.normal(0, 0.6)), 1, 5)))
@@ -342,7 +377,48 @@ def demo_systems_study(*, owner: User, slug: str = "demo-systems", seed: int = 2
     responses_store(study=study, annotators=[AnnotatorRow(participant=p) for p in participants],
                     responses=responses, consented=True, checks_scored=True)
     return DemoStudy(study=study, participants=participants,
-                     behaviours={p.pk: "reliable" for p in participants})
+                     behaviours={p.pk: ("position-bias" if n == POSITION_BIASED else "reliable")
+                                 for n, p in enumerate(participants)})
+
+
+def _comparisons(study: Study, outputs: list[Item], *, seed: int) -> dict[int, Item]:
+    """Create the comparisons: every pair of the systems' outputs of each of the first
+    PAIRWISE_SOURCES sources (systems by name, pairs in order: the design's canonical order),
+    ids ``cmp-<source>-<n>``; return them by id."""
+    by_source: dict[str, list[Item]] = {}
+    for item in outputs:
+        by_source.setdefault(item.source, []).append(item)
+    start = max(item.position for item in outputs) + 1
+    made: list[Item] = []
+    for source in sorted(by_source)[:PAIRWISE_SOURCES]:
+        mine = sorted(by_source[source], key=lambda i: i.system)
+        text = mine[0].text.split("\n\n")[0]  # the source sentence every output shares
+        pairs = [(a, b) for n, a in enumerate(mine) for b in mine[n + 1:]]
+        for k, (a, b) in enumerate(pairs, start=1):
+            made.append(Item(study=study, external_id=f"cmp-{source}-{k}",
+                             position=start + len(made), source=source, text=text,
+                             outputs=[a.external_id, b.external_id],
+                             meta={"design": "pairs", "seed": seed}))
+    Item.objects.bulk_create(made)
+    return {item.pk: item for item in study.items.exclude(outputs=[])}
+
+
+def _judgment(comparison: Item, quality: dict[str, float], rng: np.random.Generator, *,
+              participant: Participant, biased: bool) -> tuple[float, dict[str, Any], int]:
+    """One planted pairwise judgment: its value, its stored choice and its time (ms). The
+    outputs are shown in the order the questionnaire would show this participant."""
+    shown = shown_order(comparison.outputs, f"{participant.pk}:{comparison.pk}")
+    first, second = shown
+    difference = quality[first] - quality[second] + rng.normal(0, PAIRWISE_NOISE)
+    if biased and rng.random() < POSITION_BIAS:
+        pick = first
+    elif abs(difference) < TIE_MARGIN:
+        pick = "tie"
+    else:
+        pick = first if difference > 0 else second
+    value, choice = judgment_clean("pairwise", PAIRWISE_OPTIONS,
+                                   comparison.outputs, {"shown": shown, "pick": pick})
+    return value, choice, int(rng.lognormal(2.5, 0.35) * 1000)
 
 
 def demo_seed(*, reset: bool = False) -> tuple[object, list[DemoStudy]]:

@@ -10,7 +10,8 @@ the page renders them with the expression interpreter (strict CSP). See docs/cha
 
 The package: `vega` (the `Chart` record and the helpers every spec shares), `agreement` (trust,
 alpha, duplicates, noise), `quality` (timing, heuristics, correlations, one annotator's times) and
-`metrics` (metric–human gaps, error weights) and `systems` (system means, pairwise tests); this module puts them together.
+`metrics` (metric–human gaps, error weights), `systems` (system means, pairwise tests) and
+`comparisons` (strengths with intervals, win probabilities); this module puts them together.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from core.results import GAP_SAMPLE, question_keys, question_view
 from core.settings import LEVELS, RULES
 
 from .agreement import _alpha, _duplicates, _noise, _trust
+from .comparisons import comparison_charts
 from .metrics import MAX_SCATTER_POINTS, _gaps_mean, _gaps_scatter, _weights
 from .quality import RULE_TESTS, _correlations, _heuristics, _timing, annotator_timing_chart
 from .systems import _means as _system_means
@@ -48,6 +50,7 @@ def build_charts(doc: dict, *, question: str | None = None, scale: str = "raw",
     scale) give no chart.
     """
     doc = doc if isinstance(doc, Mapping) else {}
+    whole = doc  # the comparisons charts are every comparative question's, titled by its key
     several = len(question_keys(doc)) > 1
     doc = question_view(doc, question)
     settings = _mapping(doc.get("settings"))
@@ -61,6 +64,7 @@ def build_charts(doc: dict, *, question: str | None = None, scale: str = "raw",
             if several and chart.section != "timing":  # time is the study's, not a question's
                 chart = _titled(chart, f"{doc.get('question')}: {chart.title}")
             charts.append(chart)
+    charts.extend(comparison_charts(whole))
     return charts
 
 

@@ -13,8 +13,8 @@ from studies.models import Study
 class Command(BaseCommand):
     help = ("Create the demo researcher and three demo studies (Likert 0–7 coreference and 1–5 "
             "similarity with annotators of planted behaviours; four systems over 30 shared "
-            "sources with a planted order and tie), analyse them, then print the login and each "
-            "study's open link.")
+            "sources with a planted order and tie, rated and compared pairwise), analyse them, "
+            "then print the login and each study's open link.")
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--reset", action="store_true", help="Recreate the demo studies.")
