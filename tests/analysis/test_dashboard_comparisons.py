@@ -89,7 +89,8 @@ def comparison_sections(question: str = QUESTION) -> dict[str, list[dict[str, An
             "triads_share": 0.25 if not biased else 0.5,
             "left_share": 0.93 if biased else 0.5, "position_p": 0.0001 if biased else 0.9,
             "position_p_adjusted": 0.0004 if biased else 1.0,
-            "competence": 0.31 if biased else 0.88, "flagged": biased, "reason": ""})
+            "competence": 0.31 if biased else 0.88, "ds_competence": 0.42 if biased else 0.9,
+            "flagged": biased, "reason": ""})
     correlations = [
         {**base, "level": "system", "measure": "adequacy", "measure_kind": "rating", "n": 4,
          "spearman": 1.0, "low": 0.8, "high": 1.0, "pearson": 0.97, "reason": ""},
@@ -279,7 +280,7 @@ def test_the_page_shows_the_section_with_its_tables_and_charts(alice_client, stu
     # consistency: the flagged annotator first, with the reason
     annotators = re.findall(r'data-annotator="([^"]+)"', section)
     assert annotators[0] == BIASED and sorted(annotators) == ANNOTATORS
-    assert "A3 60 2 (random 4.0; share 0.50) 0.93 (p 0.0001, Holm 0.0004) 0.31 flagged 1 A1" in text
+    assert "A3 60 2 (random 4.0; share 0.50) 0.93 (p 0.0001, Holm 0.0004) 0.31 0.42 flagged 1 A1" in text
     assert f"1 {BIAS_REASON[0].upper()}{BIAS_REASON[1:]}." in text
     assert "1 of 5 annotators flagged" in text
     assert "adequacy (mean rating) system 1.000 [0.80, 1.00] 0.970 4" in text
