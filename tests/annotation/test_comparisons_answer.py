@@ -296,3 +296,19 @@ def test_the_researchers_preview_shows_a_comparison_as_an_annotator_sees_it(alic
     assert "tie-above" not in page
     output = alice_client.get(f"/studies/{study.slug}/preview/?n=0").content.decode()
     assert 'data-kind=' not in output  # an output alone is asked nothing here
+
+
+def test_a_french_study_asks_its_comparisons_in_french(client, alice):
+    import html as html_module
+
+    study = comparison_study(alice, slug="cmp-fr", open=False, size=4, questions=[
+        {"key": "rank", "kind": "ranking", "comparison": {"ties": True}},
+        {"key": "bw", "kind": "bws", "comparison": {"size": 4}}])
+    study.language = "fr"
+    study.save(update_fields=["language"])
+    from studies.services import study_open
+    study_open(study=study)
+    page = html_module.unescape(start(client, invite(study)).content.decode())
+    for text in ("Sortie A", "Classez les sorties, la meilleure en premier", "Monter",
+                 "À égalité avec celle du dessus", "Garder cet ordre", "Meilleure", "Pire"):
+        assert text in page, text
