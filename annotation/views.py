@@ -362,7 +362,8 @@ def _answers(payload: Mapping[str, Any], questions: Sequence[Question],
 def _form_choice(payload: Mapping[str, Any], question: Question) -> dict[str, Any] | None:
     """A comparative question's judgment from a form post without script: the outputs shown
     (``shown:<key>``, JSON) and ``pick:``/``strength:`` (pairwise), ``order:`` (ranking, JSON,
-    which only the script fills) or ``best:``/``worst:`` (best–worst). None: not answered."""
+    which the script fills; without it the places of `_places`) or ``best:``/``worst:``
+    (best–worst). None: not answered."""
     key = question.key
     shown = _json_list(payload.get(f"shown:{key}"))
     if question.kind == "pairwise":
@@ -371,9 +372,24 @@ def _form_choice(payload: Mapping[str, Any], question: Question) -> dict[str, An
                 "strength": payload.get(f"strength:{key}", "")} if pick else None
     if question.kind == "ranking":
         order = _json_list(payload.get(f"order:{key}"))
+        if not order:  # without script: a place per output (``place:<key>:<output>``, 1 = best)
+            order = _places(payload, key, shown)
         return {"shown": shown, "order": order} if order else None
     best, worst = payload.get(f"best:{key}"), payload.get(f"worst:{key}")
     return {"shown": shown, "best": best, "worst": worst} if best or worst else None
+
+
+def _places(payload: Mapping[str, Any], key: str, shown: list[Any]) -> list[list[str]]:
+    """A ranking from the no-script form's places: the outputs grouped by place, best first
+    (outputs given one place are tied; `judgment_clean` refuses a tie the question does not
+    allow). Empty when any output has no whole-number place."""
+    places: dict[int, list[str]] = {}
+    for name in shown:
+        raw = payload.get(f"place:{key}:{name}") if isinstance(name, str) else None
+        if not isinstance(raw, str) or not raw.isdigit() or len(raw) > 2:
+            return []
+        places.setdefault(int(raw), []).append(name)
+    return [places[place] for place in sorted(places)]
 
 
 def _json_list(raw: str | None) -> list[Any]:

@@ -312,3 +312,28 @@ def test_a_french_study_asks_its_comparisons_in_french(client, alice):
     for text in ("Sortie A", "Classez les sorties, la meilleure en premier", "Monter",
                  "À égalité avec celle du dessus", "Garder cet ordre", "Meilleure", "Pire"):
         assert text in page, text
+
+
+def test_a_form_post_without_script_ranks_by_places(client, alice):
+    study = comparison_study(alice, slug="cmp-places", size=3, questions=[
+        {"key": "rank", "kind": "ranking", "comparison": {"ties": True}}])
+    participant = invite(study)
+    page = start(client, participant).content.decode()
+    order, _item = shown(participant)
+    assert f'name="place:rank:{order[0]}"' in page and "<noscript>" in page
+    places = {f"place:rank:{order[0]}": "2", f"place:rank:{order[1]}": "1",
+              f"place:rank:{order[2]}": "2"}
+    reply = client.post(f"/a/{participant.token}/answer/", {
+        "position": 0, "client_id": str(uuid.uuid4()), "shown:rank": json.dumps(order),
+        **places})
+    assert reply.status_code == 302
+    assert Answer.objects.get().choice == {"shown": order,
+                                           "order": [[order[1]], [order[0], order[2]]]}
+    # a place that is not a number leaves the ranking unanswered: the page says so
+    participant = invite(study)
+    start(client, participant)
+    order, _item = shown(participant)
+    reply = client.post(f"/a/{participant.token}/answer/", {
+        "position": 0, "client_id": str(uuid.uuid4()), "shown:rank": json.dumps(order),
+        **{f"place:rank:{name}": "x" for name in order}})
+    assert reply.status_code == 400 and Answer.objects.count() == 1
