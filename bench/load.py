@@ -78,6 +78,8 @@ MAX_SECONDS = 25  # per phase, so both phases with their warm-ups stay under a m
 
 # Issue 15, point 6: >= 1 000 accepted answers/s at 50 annotators with p99 < 150 ms, on 2 cores.
 TARGETS = {"answers_per_s": 1000.0, "answer_p99_ms": 150.0, "pages_per_s": 150.0}
+# Issue 26, point 1: an answer's server CPU (gunicorn + PostgreSQL) at most twice the floor's.
+FLOOR_CPU_RATIO = 2.0
 PEERS = [  # as docs/benchmarks.md quotes them, measured on the same kind of machine
     ("Potato", "answers/s (1 core)", "260-300", 280.0),
     ("Potato", "pages/s", "53", 53.0),
@@ -366,6 +368,151 @@ async def measured(run, master_pid: int, pg, warmup: float, seconds: float):
     return start, stop, cpu_share(samples[0], samples[1])
 
 
+# --- The floor: the least an answer can cost ------------------------------------------------
+#
+# Issue 26, point 1: what storing an answer durably costs on this machine with nothing of the
+# app around it. A bare WSGI callable (no framework), served by the same gunicorn (same worker
+# class, workers, threads) on the same database, reads the same JSON body the page posts and
+# stores it with ONE statement of the answer path's shape: a response row (unique client id,
+# ON CONFLICT DO NOTHING, so a retry stores nothing) and its answer rows from a jsonb record set,
+# committed with synchronous_commit on (autocommit: one fsynced commit per answer). It checks
+# nothing else (no link, no session, no CSRF, no revision rule): it is the floor, not an app.
+# Concord's phase and the floor's are alternated in one run (floor, Concord, floor), and
+# Concord's CPU per answer, answers/s and p99 are printed as ratios of the floor's.
+
+FLOOR_TABLES_SQL = """
+CREATE TABLE IF NOT EXISTS bench_floor_response (
+    id bigserial PRIMARY KEY, token varchar(64) NOT NULL, position integer NOT NULL,
+    client_id uuid NOT NULL UNIQUE, active_ms integer, events jsonb NOT NULL,
+    received_at timestamptz NOT NULL);
+CREATE TABLE IF NOT EXISTS bench_floor_answer (
+    id bigserial PRIMARY KEY,
+    response_id bigint NOT NULL REFERENCES bench_floor_response (id) DEFERRABLE INITIALLY DEFERRED,
+    question varchar(64) NOT NULL, value double precision, missing varchar(16) NOT NULL,
+    comment text NOT NULL);
+CREATE INDEX IF NOT EXISTS bench_floor_answer_response ON bench_floor_answer (response_id);
+"""
+FLOOR_SQL = """
+WITH inserted AS (
+    INSERT INTO bench_floor_response (token, position, client_id, active_ms, events, received_at)
+    VALUES (%s, %s, %s::uuid, %s, %s::jsonb, now())
+    ON CONFLICT DO NOTHING
+    RETURNING id
+), answered AS (
+    INSERT INTO bench_floor_answer (response_id, question, value, missing, comment)
+    SELECT inserted.id, q.question, q.value, q.missing, q.comment
+    FROM inserted, jsonb_to_recordset(%s::jsonb)
+         AS q(question varchar, value double precision, missing varchar, comment text)
+)
+SELECT id FROM inserted
+"""
+_floor_local = __import__("threading").local()
+
+
+def floor_app(environ, start_response):
+    """The floor's WSGI application: POST a JSON answer to any path, get ``{"stored": true,
+    "created": …}`` once it is committed (400 for a body it cannot read)."""
+    import psycopg
+
+    try:
+        body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
+        data = json.loads(body)
+        token = environ["PATH_INFO"].split("/")[2]
+        records = []
+        for key, answer in data["answers"].items():
+            choice = answer.get("choice")
+            value = (choice["shown"].index(choice["pick"]) if choice else
+                     float(answer["value"]))
+            records.append({"question": key, "value": value, "missing": "",
+                            "comment": str(answer.get("comment", ""))})
+        params = (token, int(data["position"]), str(uuid.UUID(data["client_id"])),
+                  data.get("active_ms"), json.dumps(data.get("events") or []),
+                  json.dumps(records))
+    except (KeyError, ValueError, TypeError, IndexError, AttributeError):
+        start_response("400 Bad Request", [("Content-Type", "application/json")])
+        return [b'{"stored":false}']
+    conn = getattr(_floor_local, "conn", None)
+    if conn is None or conn.closed:
+        conn = _floor_local.conn = psycopg.connect(os.environ["FLOOR_DATABASE_URL"],
+                                                   autocommit=True)
+    row = conn.execute(FLOOR_SQL, params).fetchone()
+    reply = b'{"stored":true,"created":%s}' % (b"true" if row else b"false")
+    start_response("200 OK", [("Content-Type", "application/json"),
+                              ("Content-Length", str(len(reply)))])
+    return [reply]
+
+
+async def floor_phase(args, port: int, master_pid: int, pg, people, shown, seed: int) -> dict:
+    """One measured phase of the same annotators posting the same kind of answers to the floor
+    (new client ids; no re-sends' checks: the floor checks nothing)."""
+    base = f"{HOST}:{port}"
+    rng = random.Random(seed)
+    annotators = [Annotator(index=n, token=token, assigned=10**9, base=base,
+                            rng=random.Random(rng.getrandbits(64)), question="q",
+                            p_revise=args.revisions, csrf="-",
+                            comparisons=_endless(shown[n]) if shown else {})
+                  for n, (token, _, _) in enumerate(people)]
+    conns = [(Connection(HOST, port), Connection(HOST, port)) for _ in annotators]
+    log = AnswerLog()
+
+    async def answers(stop_at: float) -> None:
+        await asyncio.gather(*(annotate(a, c, stop_at, log, args.warmup / 2)
+                               for a, c in zip(annotators, conns, strict=True)))
+
+    start, stop, cpu = await measured(answers, master_pid, pg, args.warmup, args.seconds)
+    for pair in conns:
+        for conn in pair:
+            conn.close()
+    return _answer_figures(log, start, stop, cpu)
+
+
+class _endless(dict):
+    """--kind pairwise on the floor: every position shows the first comparison's outputs."""
+
+    def __init__(self, comparisons: dict) -> None:
+        super().__init__(comparisons)
+        self.first = next(iter(comparisons.values()))
+
+    def __missing__(self, key: int):
+        return self.first
+
+
+def _answer_figures(log: AnswerLog, start: float, stop: float, cpu: dict) -> dict:
+    """Answers/s (distinct answers first acknowledged in the window), latencies and server CPU
+    per answer (gunicorn + PostgreSQL, ms of CPU)."""
+    seconds = stop - start
+    lat = window(log.ends, log.latencies, start, stop)
+    answers_per_s = sum(start <= e["first_ack"] <= stop for e in log.acked.values()) / seconds
+    server = cpu["gunicorn"] + cpu["postgres"]
+    per = 1000.0 / answers_per_s if answers_per_s else 0.0
+    return {"answers_per_s": answers_per_s, "p99_ms": percentiles(lat)["p99_ms"],
+            "cpu_ms": server * per, "gunicorn_ms": cpu["gunicorn"] * per,
+            "postgres_ms": cpu["postgres"] * per, "errors": len(log.errors), "cpu": cpu}
+
+
+def _floor_line(name: str, f: dict) -> str:
+    return (f"  {name:8s} answers/s {f['answers_per_s']:7.1f}   p99 {fmt(f['p99_ms'])} ms   "
+            f"server CPU {f['cpu_ms']:.2f} ms/answer (gunicorn {f['gunicorn_ms']:.2f} + "
+            f"PostgreSQL {f['postgres_ms']:.2f})   errors {f['errors']}")
+
+
+def floor_ratios(concord: dict, floors: list[dict]) -> dict:
+    """Concord's figures as ratios of the floor's (the mean of the floor phases around it)."""
+    def mean(key: str) -> float:
+        values = [f[key] for f in floors if f[key] is not None]
+        return sum(values) / len(values) if values else 0.0
+
+    def ratio(ours: float | None, theirs: float) -> float | None:
+        return round(ours / theirs, 2) if ours and theirs else None
+
+    return {"cpu_per_answer": ratio(concord["cpu_ms"], mean("cpu_ms")),
+            "answers_per_s": ratio(concord["answers_per_s"], mean("answers_per_s")),
+            "p99": ratio(concord["p99_ms"], mean("p99_ms")),
+            "floor_cpu_ms": round(mean("cpu_ms"), 3),
+            "floor_answers_per_s": round(mean("answers_per_s"), 1),
+            "floor_p99_ms": round(mean("p99_ms"), 1)}
+
+
 # --- Set-up and tear-down --------------------------------------------------------------------
 
 
@@ -477,9 +624,10 @@ def _shown_orders(participant) -> dict[int, tuple[list[str], list[str]]]:
                 "position", "item_id", "item__outputs")}
 
 
-def start_gunicorn(*, port: int, workers: int, threads: int, env: dict[str, str], log: Path):
+def start_gunicorn(*, port: int, workers: int, threads: int, env: dict[str, str], log: Path,
+                   app: str = "config.wsgi:application"):
     command = [
-        sys.executable, "-m", "gunicorn", "config.wsgi:application",
+        sys.executable, "-m", "gunicorn", app,
         "--bind", f"{HOST}:{port}", "--worker-class", "gthread",
         "--workers", str(workers), "--threads", str(threads),
         "--log-level", "warning", "--graceful-timeout", "10",
@@ -663,6 +811,9 @@ def main(argv: list[str] | None = None) -> int:
                              "preference between two outputs (issue 25)")
     parser.add_argument("--revisions", type=float, default=P_REVISE, metavar="SHARE",
                         help=f"share of answers changed with a new id (default {P_REVISE})")
+    parser.add_argument("--no-floor", action="store_true",
+                        help="skip the floor's phases (a bare WSGI app storing the same answers "
+                             "with one statement, alternated with Concord's)")
     parser.add_argument("--baseline", type=Path, metavar="FILE",
                         help="another run's output (its last line, the JSON) to print the ratios "
                              "against, e.g. the old code's run just before")
@@ -707,7 +858,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{background:.2f} cores busy before the run (other work on this shared machine)")
 
     recreate_database(args.database_url, name)
-    proc = None
+    proc = floor_proc = None
     try:
         import django
 
@@ -717,6 +868,9 @@ def main(argv: list[str] | None = None) -> int:
 
         call_command("migrate", interactive=False, verbosity=0)
         call_command("collectstatic", interactive=False, verbosity=0)
+        if not args.no_floor:
+            with connection.cursor() as cursor:
+                cursor.execute(FLOOR_TABLES_SQL)
         t0 = time.perf_counter()
         study_id, question, people, shown = setup_study(
             n_items=n_items, n_participants=args.concurrency, kind=args.kind)
@@ -739,11 +893,25 @@ def main(argv: list[str] | None = None) -> int:
               f"every ~{REQUESTS_PER_CONNECTION} requests; {args.warmup:g} s warm-up + "
               f"{args.seconds:g} s measured per phase")
 
+        floor_port = floor_pid = None
+        if not args.no_floor:
+            floor_port = free_port()
+            floor_proc, _ = start_gunicorn(
+                port=floor_port, workers=args.workers, threads=args.threads,
+                env={**env, "FLOOR_DATABASE_URL": args.database_url},
+                log=VAR_DIR / "gunicorn-floor.log", app="bench.load:floor_app")
+            floor_pid = floor_proc.pid
+            print(f"floor:  the same gunicorn command serving bench.load:floor_app on "
+                  f"{HOST}:{floor_port} (one INSERT … RETURNING statement per answer, "
+                  "synchronous_commit on); phases floor, Concord, floor")
+
         result = asyncio.run(run_phases(args, port, proc.pid, study_id, question, people,
-                                        shown))
+                                        shown, floor_port=floor_port, floor_pid=floor_pid))
     finally:
         if proc is not None:
             stop_process(proc)
+        if floor_proc is not None:
+            stop_process(floor_proc)
         try:
             from django.db import connections
 
@@ -760,7 +928,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 async def run_phases(args, port: int, master_pid: int, study_id: int, question: str,
-                     people, shown=()) -> dict:
+                     people, shown=(), *, floor_port: int | None = None,
+                     floor_pid: int | None = None) -> dict:
     base = f"{HOST}:{port}"
     rng = random.Random(args.seed)
     annotators = [Annotator(index=n, token=token, assigned=assigned, base=base,
@@ -781,10 +950,17 @@ async def run_phases(args, port: int, master_pid: int, study_id: int, question: 
         await asyncio.gather(*(annotate(a, c, stop_at, log, args.warmup / 2)
                                for a, c in zip(annotators, conns, strict=True)))
 
+    floors = []
+    if floor_port is not None and floor_pid is not None:
+        floors.append(await floor_phase(args, floor_port, floor_pid, pg, people, shown,
+                                        args.seed + 1000))
     start, stop, cpu1 = await measured(answers, master_pid, pg, args.warmup, args.seconds)
     for pair in conns:
         for conn in pair:
             conn.close()
+    if floor_port is not None and floor_pid is not None:
+        floors.append(await floor_phase(args, floor_port, floor_pid, pg, people, shown,
+                                        args.seed + 2000))
     lat1 = window(log.ends, log.latencies, start, stop)
     checks = await asyncio.to_thread(verify, study_id, annotators, pks, log)  # Django is sync
 
@@ -809,6 +985,8 @@ async def run_phases(args, port: int, master_pid: int, study_id: int, question: 
         "ran_out": sum(a.ran_out for a in annotators),
         "browsers": len(browsers),
         "per_annotator": sorted(a.position for a in annotators),
+        "concord": _answer_figures(log, start, stop, cpu1),
+        "floors": floors,
     }
 
 
@@ -879,6 +1057,20 @@ def report(args, result: dict) -> int:
     print("honesty: client, gunicorn and PostgreSQL share the same 2 cores; the generator's own "
           "CPU is the 'generator' share above, and 'other' is work outside this benchmark.")
 
+    floor = None
+    if result["floors"]:
+        floor = floor_ratios(result["concord"], result["floors"])
+        print()
+        print("the floor (issue 26): the same answers stored by a bare WSGI app with one "
+              "statement, phases alternated in this run")
+        print(_floor_line("floor", result["floors"][0]))
+        print(_floor_line("Concord", result["concord"]))
+        for more in result["floors"][1:]:
+            print(_floor_line("floor", more))
+        print(f"  Concord / floor: server CPU per answer x{fmt(floor['cpu_per_answer'], '.2f')} "
+              f"(target <= {FLOOR_CPU_RATIO:g}), answers/s x{fmt(floor['answers_per_s'], '.2f')}, "
+              f"p99 x{fmt(floor['p99'], '.2f')}")
+
     if args.baseline_run is not None:
         print(_baseline_line(args.baseline_run, answers_per_s=answers_per_s, p99_ms=p1["p99_ms"],
                              per_core=per_core))
@@ -890,6 +1082,9 @@ def report(args, result: dict) -> int:
         "rows_check": bool(checks["ok"]),
         "no_errors": not log.errors and not pages.errors,
     }
+    if floor is not None:
+        met["cpu_vs_floor"] = (floor["cpu_per_answer"] is not None
+                               and floor["cpu_per_answer"] <= FLOOR_CPU_RATIO)
     ok = all(met.values())
     print("ok" if ok else "NOT ok: " + ", ".join(k for k, v in met.items() if not v))
 
@@ -914,6 +1109,7 @@ def report(args, result: dict) -> int:
         "cpu_cores_answers": rounded(cpu1),
         "cpu_cores_pages": rounded(cpu2),
         "targets": TARGETS,
+        "floor": floor,
         "met": met,
         "ok": ok,
     }))
