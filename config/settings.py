@@ -139,6 +139,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # The page script's answers (JSON POSTs to /a/<token>/answer/) go through ANSWER_MIDDLEWARE
+    # below instead of the rest of this list (issue 26); everything else goes on.
+    "config.middleware.LeanAnswerMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "config.middleware.NulRefusalMiddleware",  # a NUL in a link: 404, before any lookup
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -154,6 +157,20 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     "axes.middleware.AxesMiddleware",
     # Last, so that it sees a view's database error first: 503 with Retry-After, not a 500.
+    "config.middleware.DatabaseUnavailableMiddleware",
+]
+# What an answer posted by the page's script goes through (config.middleware.LeanAnswerMiddleware),
+# in MIDDLEWARE's order: every protection of the route (security headers, the NUL refusal,
+# no-store, the CSRF token and Origin check, X-Frame-Options, the content security policy, the
+# database's 503). Left out: what it never uses (static files, the session and the user, the
+# browser's language, APPEND_SLASH, messages, htmx, the log-in lockout).
+ANSWER_MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "config.middleware.NulRefusalMiddleware",
+    "config.middleware.NoStoreMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "config.middleware.CSPMiddleware",
     "config.middleware.DatabaseUnavailableMiddleware",
 ]
 
