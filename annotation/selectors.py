@@ -17,9 +17,11 @@ from typing import Any, cast
 from django.conf import settings
 from django.db import connections, router
 from django.db.backends.utils import CursorWrapper
-from django.db.models import Count, Model
+from django.db.models import Count, Model, signals
 from django.db.models.base import ModelState
 from django.db.models.expressions import Col
+from django.db.models.fields.related_descriptors import ForeignKeyDeferredAttribute
+from django.db.models.query_utils import DeferredAttribute
 from django.http import Http404
 
 from core.comparative import shown_order
@@ -95,16 +97,52 @@ class _Joined:
                     value = function(value, col, connection)
                 row[index] = value
             values = row[start:stop]
-            out.append(None if values[0] is None else model.from_db(self.alias, names, values))
+            out.append(None if values[0] is None else _from_db(model, self.alias, names, values))
         return out
 
 
-def _joined(alias: str, *models: tuple[type[Model], str]) -> _Joined:
+def _from_db(model: type[Model], alias: str, names: list[str], values: list[Any]) -> Model:
+    """``model.from_db(alias, names, values)`` for a row of all its concrete fields, without
+    ``Model.__init__`` (a tenth of finding a link's participant in a profile of an answer,
+    issue 26): the same attributes, set as ``__init__`` sets them (through no descriptor of
+    their own), and the same state. A model that ``__init__`` must build (a listener of
+    pre_init/post_init, a field with its own setter) is built by ``from_db``."""
+    if not _plain(model) or signals.pre_init.has_listeners(model) \
+            or signals.post_init.has_listeners(model):
+        return model.from_db(alias, names, values)
+    instance = model.__new__(model)
+    instance.__dict__.update(zip(names, values, strict=True))
+    state = instance._state = ModelState()
+    state.adding = False
+    state.db = alias
+    return instance
+
+
+@cache
+def _plain(model: type[Model]) -> bool:
+    """Whether ``__init__`` sets each concrete field's value by storing it in the instance's
+    ``__dict__`` (Django's own deferred attributes; not a file field's descriptor)."""
+    if model.__init__ is not Model.__init__ \
+            or model.from_db.__func__ is not Model.from_db.__func__:  # type: ignore[attr-defined]
+        return False
+    return all(type(model.__dict__.get(field.attname, None)) in _PLAIN_DESCRIPTORS
+               or field.attname not in model.__dict__
+               for field in model._meta.concrete_fields)
+
+
+_PLAIN_DESCRIPTORS = (DeferredAttribute, ForeignKeyDeferredAttribute)
+
+
+def _joined(alias: str, *models: tuple[type[Model], str],
+            leave_out: frozenset[str] = frozenset()) -> _Joined:
+    """The SELECT's columns and readers of ``models`` (each with its alias in the statement);
+    ``leave_out``: fields ("Model.attname") left deferred, read from the database only if used."""
     connection = connections[alias]
     columns: list[str] = []
     readers: list[_Reader] = []
     for model, short in models:
-        fields = model._meta.concrete_fields
+        fields = [field for field in model._meta.concrete_fields
+                  if f"{model.__name__}.{field.attname}" not in leave_out]
         start = len(columns)
         converters: list[_Converters] = []
         for offset, field in enumerate(fields):
@@ -196,12 +234,31 @@ def _next_query(alias: str) -> tuple[str, _Joined]:
     return sql, joined
 
 
-def participant_by_token(*, token: str) -> Participant:
+# What an answer never reads of its study: the texts of its pages and the analysis's settings
+# (issue 26). An answer's link query leaves them deferred: the database does not read them (a
+# page of markdown each, TOASTed when long) and the worker does not decode them. Anything that
+# does use one reads it from the database then, as Django's deferred fields do.
+ANSWER_DEFERS = frozenset({"Study.consent_text", "Study.instructions", "Study.completion_text",
+                           "Study.analysis_settings"})
+
+
+@cache
+def _answer_link_query(alias: str) -> tuple[str, _Joined]:
+    joined = _joined(alias, (Participant, "p"), (Study, "s"), leave_out=ANSWER_DEFERS)
+    sql = (
+        f"SELECT {joined.columns} FROM {_table(Participant)} p "  # noqa: S608
+        f"JOIN {_table(Study)} s ON s.id = p.study_id WHERE p.token = %s"
+    )
+    return sql, joined
+
+
+def participant_by_token(*, token: str, answer: bool = False) -> Participant:
     """Return the participant of a link with its study (one query) and the study's questions
     (cached, see `study_questions`), or 404. The questions are in
-    ``participant.study.question_list``."""
+    ``participant.study.question_list``. For an ``answer``, the study's `ANSWER_DEFERS` are
+    deferred (read if used)."""
     alias = router.db_for_read(Participant)
-    sql, joined = _link_query(alias)
+    sql, joined = (_answer_link_query if answer else _link_query)(alias)
     with hot_cursor(alias) as cursor:
         cursor.execute(sql, [token])
         row = cursor.fetchone()

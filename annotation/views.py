@@ -123,12 +123,13 @@ def annotator_page(
     view: Callable[Concatenate[AnnotatorRequest, Participant, P], HttpResponse],
 ) -> AnnotatorPage[P]:
     """Resolve the link's participant, speak the study's language, allow MTurk framing."""
+    answering = view.__name__ == "answer"  # its link query leaves the pages' texts out
 
     @xframe_options_exempt
     @wraps(view)
     def wrapper(request: HttpRequest, token: str, *args: P.args,
                 **kwargs: P.kwargs) -> HttpResponse:
-        participant = participant_by_token(token=token)
+        participant = participant_by_token(token=token, answer=answering)
         if participant.revoked_at is not None:
             with translation.override(participant.study.language):
                 return render(request, "annotation/closed.html",
