@@ -5,7 +5,7 @@ Run from the repository root::
     python -m bench.load [--seconds N] [--concurrency 50] [--pages-concurrency 10] [--revisions 0.05]
                          [--database-url postgres://postgres@127.0.0.1:5432/concord_bench]
                          [--workers W] [--threads T] [--warmup S] [--keep-database]
-                         [--baseline OLD_RUN_OUTPUT] [--kind scale|pairwise]
+                         [--baseline OLD_RUN_OUTPUT] [--kind scale|pairwise] [--no-floor]
 
 What it does, start to finish (nothing is left running, and it refuses to run without PostgreSQL
 rather than fall back to SQLite). ``--kind pairwise`` runs the same bench on a pairwise study
@@ -31,6 +31,12 @@ them) instead of a scale value, so its answers/s compare with a scale study's:
    revisions of each presentation numbered 1, 2, … with the last one current, the participants'
    counters equal to their answered presentations — and that ``synchronous_commit`` and
    ``fsync`` are on for the app's connections;
+   Around phase 1, the same annotators post the same kind of answers to THE FLOOR (issue 26):
+   a bare WSGI app (`floor_app`, no framework) on the same gunicorn command and database that
+   stores each answer durably with one statement of the answer path's shape (a response row
+   and its answer rows, ``synchronous_commit`` on) and checks nothing else; phases floor,
+   Concord, floor, and Concord's server CPU per answer (gunicorn + PostgreSQL), answers/s and
+   p99 are printed as ratios of the floor's (target: CPU at most ``FLOOR_CPU_RATIO`` times);
 6. phase 2, ``--pages-concurrency`` of those annotators (part-way through their assignment) load
    their next-item page back to back;
 7. stops gunicorn and drops the database, prints the figures against the targets and the peers'
