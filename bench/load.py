@@ -68,6 +68,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from bench.cpu import CpuSample, children, cpu_sample, cpu_share, machine_busy
@@ -415,7 +416,7 @@ SELECT id FROM inserted
 _floor_local = __import__("threading").local()
 
 
-def floor_app(environ, start_response):
+def floor_app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
     """The floor's WSGI application: POST a JSON answer to any path, get ``{"stored": true,
     "created": …}`` once it is committed (400 for a body it cannot read)."""
     import psycopg
@@ -448,7 +449,9 @@ def floor_app(environ, start_response):
     return [reply]
 
 
-async def floor_phase(args, port: int, master_pid: int, pg, people, shown, seed: int) -> dict:
+async def floor_phase(args: argparse.Namespace, port: int, master_pid: int, pg: Any,
+                      people: list[tuple[str, int, int]], shown: Any, seed: int
+                      ) -> dict[str, Any]:
     """One measured phase of the same annotators posting the same kind of answers to the floor
     (new client ids; no re-sends' checks: the floor checks nothing)."""
     base = f"{HOST}:{port}"
@@ -472,18 +475,19 @@ async def floor_phase(args, port: int, master_pid: int, pg, people, shown, seed:
     return _answer_figures(log, start, stop, cpu)
 
 
-class _endless(dict):
+class _endless(dict[int, Any]):
     """--kind pairwise on the floor: every position shows the first comparison's outputs."""
 
-    def __init__(self, comparisons: dict) -> None:
+    def __init__(self, comparisons: dict[int, Any]) -> None:
         super().__init__(comparisons)
         self.first = next(iter(comparisons.values()))
 
-    def __missing__(self, key: int):
+    def __missing__(self, key: int) -> Any:
         return self.first
 
 
-def _answer_figures(log: AnswerLog, start: float, stop: float, cpu: dict) -> dict:
+def _answer_figures(log: AnswerLog, start: float, stop: float, cpu: dict[str, float]
+                    ) -> dict[str, Any]:
     """Answers/s (distinct answers first acknowledged in the window), latencies and server CPU
     per answer (gunicorn + PostgreSQL, ms of CPU)."""
     seconds = stop - start
@@ -496,13 +500,13 @@ def _answer_figures(log: AnswerLog, start: float, stop: float, cpu: dict) -> dic
             "postgres_ms": cpu["postgres"] * per, "errors": len(log.errors), "cpu": cpu}
 
 
-def _floor_line(name: str, f: dict) -> str:
+def _floor_line(name: str, f: dict[str, Any]) -> str:
     return (f"  {name:8s} answers/s {f['answers_per_s']:7.1f}   p99 {fmt(f['p99_ms'])} ms   "
             f"server CPU {f['cpu_ms']:.2f} ms/answer (gunicorn {f['gunicorn_ms']:.2f} + "
             f"PostgreSQL {f['postgres_ms']:.2f})   errors {f['errors']}")
 
 
-def floor_ratios(concord: dict, floors: list[dict]) -> dict:
+def floor_ratios(concord: dict[str, Any], floors: list[dict[str, Any]]) -> dict[str, Any]:
     """Concord's figures as ratios of the floor's (the mean of the floor phases around it)."""
     def mean(key: str) -> float:
         values = [f[key] for f in floors if f[key] is not None]
