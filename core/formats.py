@@ -14,11 +14,14 @@ genuinely starts with ``'``.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import math
 import re
+import sys
 import time
+import unicodedata
 import zipfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
@@ -120,6 +123,74 @@ def csv_chunks(header: Sequence[str], rows: Iterable[Sequence[Any]], *,
             buffer.truncate()
     if buffer.tell():
         yield buffer.getvalue().encode()
+
+
+# --- the same CSV cells, written by PostgreSQL ---------------------------------------------------
+# SQL expressions that turn a column into the exact text of its CSV cell as `csv_chunks` writes
+# it (text neutralised then RFC 4180-quoted, numbers as `format_number`, timestamps as UTC
+# `isoformat`), so that a large export can be built by the database and streamed as it comes.
+# They assume PostgreSQL (regular expressions, `to_char`) with standard_conforming_strings on
+# (its default since 9.1). NUL cannot be stored in PostgreSQL text, so it needs no rule here.
+
+_QUOTE = chr(39)  # '
+
+
+@functools.cache
+def _sql_digits() -> str:
+    """The characters that Python's ``\\d`` matches (Unicode category Nd), as bracket-expression
+    ranges, so that PostgreSQL reads a plain number exactly as `_PLAIN_NUMBER` does."""
+    ranges: list[list[int]] = []
+    for code in range(sys.maxunicode + 1):
+        if unicodedata.category(chr(code)) == "Nd":
+            if ranges and ranges[-1][1] == code - 1:
+                ranges[-1][1] = code
+            else:
+                ranges.append([code, code])
+    return "".join(chr(a) if a == b else f"{chr(a)}-{chr(b)}" for a, b in ranges)
+
+
+def sql_string(text: str) -> str:
+    """A standard-conforming SQL string literal, ``%`` doubled for a driver's ``%s`` style."""
+    return _QUOTE + text.replace(_QUOTE, _QUOTE * 2).replace("%", "%%") + _QUOTE
+
+
+def sql_csv_text(column: str) -> str:
+    """SQL for the CSV cell of a text column as `csv_cell` writes it: neutralised as
+    `neutralise` does, quoted when it holds a double quote, a comma, CR or LF (double quotes
+    doubled); NULL gives ''."""
+    digit = f"[{_sql_digits()}]"
+    number = f"^'*[+-]({digit}+\\.?{digit}*|\\.{digit}+)([eE][+-]?{digit}+)?$"
+    starts = ", ".join(str(ord(c)) for c in _QUOTE + "".join(FORMULA_STARTS) if c != "\0")
+    danger = "^'*[-=+@\t\r]"
+    neutral = (f"CASE WHEN ascii({column}) IN ({starts}) AND {column} ~ {sql_string(danger)} "
+               f"AND {column} !~ {sql_string(number)} THEN {sql_string(_QUOTE)} || {column} "
+               f"ELSE {column} END")
+    dq, special = sql_string('"'), sql_string('[",\r\n]')
+    doubled = sql_string('""')
+    return (f"CASE WHEN {column} ~ {special} THEN {dq} || replace({neutral}, {dq}, {doubled}) "
+            f"|| {dq} ELSE {neutral} END")
+
+
+def sql_csv_number(column: str) -> str:
+    """SQL for the CSV cell of a float column as `format_number` writes it ('' for NULL), or
+    NULL where PostgreSQL's text could differ from Python's: magnitudes from 1e15, NaN and the
+    infinities, which the caller writes with `format_number` (that refuses a non-finite one)."""
+    return (f"CASE WHEN {column} IS NULL THEN '' "
+            f"WHEN {column} = trunc({column}) AND abs({column}) < 1e15 "
+            f"THEN {column}::bigint::text WHEN abs({column}) < 1e15 THEN {column}::text END")
+
+
+def sql_csv_flag(condition: str) -> str:
+    """SQL for the CSV cell of a boolean column or condition: 1 or 0."""
+    return f"CASE WHEN {condition} THEN '1' ELSE '0' END"
+
+
+def sql_csv_timestamp(column: str) -> str:
+    """SQL for the CSV cell of a timestamp with time zone: `datetime.isoformat` in UTC, with
+    microseconds only when there are some."""
+    utc = f"({column} AT TIME ZONE 'UTC')"
+    return (f"to_char({utc}, 'YYYY-MM-DD\"T\"HH24:MI:SS') || CASE WHEN date_trunc('second', "
+            f"{utc}) = {utc} THEN '' ELSE to_char({utc}, '.US') END || '+00:00'")
 
 
 # Characters that JSON allows raw in strings but that line splitters (Python's str.splitlines,

@@ -23,6 +23,13 @@ from analysis.selectors import item_record_count, latest_results
 from annotation.models import Answer, Response
 from annotation.selectors import event_list
 from core.comparative import SEPARATOR, TIE, asks, judgment_text
+from core.formats import (
+    csv_cell,
+    sql_csv_flag,
+    sql_csv_number,
+    sql_csv_text,
+    sql_csv_timestamp,
+)
 from jobs.selectors import job_status
 from studies.models import Item, Participant, Question, Study
 from studies.selectors import pseudonyms
@@ -213,6 +220,64 @@ def response_rows(*, study: Study, labels: bool = False) -> Iterator[tuple[objec
                _aware(received), source, bool(control), question, missing, comment, revision,
                role)
         yield (*row, system, item_source) if labels else row
+
+
+# The responses export's CSV lines built by PostgreSQL (`response_csv_batches`): the rows of
+# _CURRENT_SQL, each cell written by the database exactly as `core.formats.csv_chunks` writes
+# it. A value PostgreSQL could print differently from Python (see `sql_csv_number`) comes apart:
+# the line up to it, the rest, and the value for Python to write.
+_CURRENT_CSV_SQL = """
+SELECT CASE WHEN {odd} THEN {head} ELSE {head} || {value} || {tail} END,
+       CASE WHEN {odd} THEN {tail} END, CASE WHEN {odd} THEN answer.value END
+FROM {response} first
+JOIN {participant} p ON p.id = first.participant_id
+JOIN {response} cur ON cur.participant_id = first.participant_id
+     AND cur.item_id = first.item_id AND cur.presentation = first.presentation AND cur.is_current
+JOIN {answer} answer ON answer.response_id = cur.id
+JOIN {question} question ON question.id = answer.question_id
+JOIN {item} item ON item.id = first.item_id
+WHERE p.study_id = %s AND first.revision = 1
+ORDER BY MIN(first.id) OVER (PARTITION BY first.participant_id), cur.position IS NULL,
+         cur.position, first.presentation, first.id, question.position
+"""
+
+
+def _csv_sql(labels: bool) -> str:
+    """_CURRENT_CSV_SQL with its cells, in RESPONSE_COLUMNS order (then the item's labels)."""
+    def cells(*parts: str) -> str:
+        return " || ',' || ".join(f"coalesce(({part})::text, '')" for part in parts)
+
+    value = sql_csv_number("answer.value")
+    head = cells("'A' || p.pseudonym_number", sql_csv_text("item.external_id"),
+                 "first.presentation", "cur.position", sql_csv_flag("first.presentation > 1"))
+    tail = cells("first.active_ms", sql_csv_timestamp("cur.received_at"),
+                 sql_csv_text("cur.source"), sql_csv_flag("item.is_control"),
+                 sql_csv_text("question.key"), sql_csv_text("answer.missing"),
+                 sql_csv_text("answer.comment"), "cur.revision", sql_csv_text("item.role"),
+                 *((sql_csv_text("item.system"), sql_csv_text("item.source")) if labels else ()))
+    return _CURRENT_CSV_SQL.format(
+        head=f"{head} || ','", tail=f"',' || {tail} || E'\\r\\n'", value=value,
+        odd=f"({value}) IS NULL", **_tables())
+
+
+def response_csv_batches(*, study: Study, labels: bool = False) -> Iterator[list[str]]:
+    """Yield the data lines of the responses CSV (each ending CRLF) READ_CHUNK at a time, the
+    rows and cells of `response_rows` as `core.formats.csv_chunks` writes them, built by
+    PostgreSQL and read through a server-side cursor: memory holds one chunk. One query.
+
+    PostgreSQL only (`response_csv_in_database`)."""
+    connection = connections[router.db_for_read(Response)]
+    plain = connection.settings_dict.get("DISABLE_SERVER_SIDE_CURSORS")
+    with (connection.cursor() if plain else connection.chunked_cursor()) as cursor:
+        cursor.execute(_csv_sql(labels), [study.pk])
+        while batch := cursor.fetchmany(READ_CHUNK):
+            yield [line if tail is None else line + csv_cell(float(odd)) + tail
+                   for line, tail, odd in batch]
+
+
+def response_csv_in_database() -> bool:
+    """Whether the responses CSV can be built by the database (PostgreSQL)."""
+    return connections[router.db_for_read(Response)].vendor == "postgresql"
 
 
 def revision_rows(*, study: Study, labels: bool = False,

@@ -30,7 +30,7 @@ from analysis.services import code_version
 from core.bundles import DEFINITION as BUNDLE_DEFINITION
 from core.bundles import PARTICIPANT_COLUMNS, PARTICIPANTS
 from core.files import atomic_write, partial_name
-from core.formats import csv_chunks, jsonl_chunks, parquet_chunks, zip_chunks
+from core.formats import CHUNK_BYTES, csv_chunks, jsonl_chunks, parquet_chunks, zip_chunks
 from jobs.services import job_done, job_enqueue, job_fail, job_progress, job_start
 from studies.models import Question, Study
 from studies.selectors import study_definition
@@ -54,6 +54,8 @@ from .selectors import (
     matrix_rows,
     participant_rows,
     response_columns,
+    response_csv_batches,
+    response_csv_in_database,
     response_rows,
     revision_columns,
     revision_rows,
@@ -205,6 +207,13 @@ class _Tally:
                 self.progress(sum(self.counts.values()))
             yield row
 
+    def add(self, table: str, rows: int) -> None:
+        """Count `rows` more data rows of `table` at once (and report progress as `__call__`)."""
+        before = self.counts.get(table, 0)
+        self.counts[table] = before + rows
+        if self.progress and before // PROGRESS_EVERY != self.counts[table] // PROGRESS_EVERY:
+            self.progress(sum(self.counts.values()))
+
 
 # --- the tables ---------------------------------------------------------------------------------
 
@@ -238,12 +247,34 @@ def responses_schema(*, labels: bool = False) -> pa.Schema:
 def _responses_chunks(study: Study, fmt: str, tally: _Tally) -> Iterator[bytes]:
     columns = response_columns(study=study)
     labels = len(columns) > len(RESPONSE_COLUMNS)
+    if fmt == "csv" and response_csv_in_database():
+        return _database_csv_chunks(columns, tally, "responses",
+                                    response_csv_batches(study=study, labels=labels))
     rows = tally("responses", response_rows(study=study, labels=labels))
     if fmt == "csv":
         return csv_chunks(columns, rows)
     if fmt == "jsonl":
         return jsonl_chunks(dict(zip(columns, row, strict=True)) for row in rows)
     return parquet_chunks(responses_schema(labels=labels), rows)
+
+
+def _database_csv_chunks(header: tuple[str, ...], tally: _Tally, table: str,
+                         batches: Iterator[list[str]]) -> Iterator[bytes]:
+    """A CSV whose data lines the database wrote (`exports.selectors.response_csv_batches`):
+    the header as `csv_chunks` writes it, then about CHUNK_BYTES per chunk."""
+    yield from csv_chunks(header, ())
+    tally.counts.setdefault(table, 0)
+    parts: list[str] = []
+    size = 0
+    for lines in batches:
+        parts += lines
+        size += sum(map(len, lines))
+        tally.add(table, len(lines))
+        if size >= CHUNK_BYTES:
+            yield "".join(parts).encode()
+            parts, size = [], 0
+    if parts:
+        yield "".join(parts).encode()
 
 
 def _revisions_chunks(study: Study, fmt: str, tally: _Tally) -> Iterator[bytes]:
