@@ -125,12 +125,14 @@ def csv_chunks(header: Sequence[str], rows: Iterable[Sequence[Any]], *,
         yield buffer.getvalue().encode()
 
 
-# --- the same CSV cells, written by PostgreSQL ---------------------------------------------------
-# SQL expressions that turn a column into the exact text of its CSV cell as `csv_chunks` writes
-# it (text neutralised then RFC 4180-quoted, numbers as `format_number`, timestamps as UTC
-# `isoformat`), so that a large export can be built by the database and streamed as it comes.
-# They assume PostgreSQL (regular expressions, `to_char`) with standard_conforming_strings on
-# (its default since 9.1). NUL cannot be stored in PostgreSQL text, so it needs no rule here.
+# --- the same CSV, written by PostgreSQL ---------------------------------------------------------
+# SQL expressions that turn a column into the text of its CSV cell as `csv_cell` makes it (text
+# neutralised, numbers as `format_number`, timestamps as UTC `isoformat`), for PostgreSQL's
+# `COPY (…) TO STDOUT WITH (FORMAT csv)` to quote and join as Python's csv module does: a large
+# export is then written by the database. An empty text is NULL, which COPY writes unquoted as
+# Python does (COPY quotes an empty string). COPY ends lines with LF: `crlf_chunks` makes them
+# CRLF. They assume standard_conforming_strings on (PostgreSQL's default since 9.1). NUL cannot be
+# stored in PostgreSQL text, so it needs no rule here.
 
 _QUOTE = chr(39)  # '
 
@@ -150,34 +152,34 @@ def _sql_digits() -> str:
 
 
 def sql_string(text: str) -> str:
-    """A standard-conforming SQL string literal, ``%`` doubled for a driver's ``%s`` style."""
-    return _QUOTE + text.replace(_QUOTE, _QUOTE * 2).replace("%", "%%") + _QUOTE
+    """A standard-conforming SQL string literal."""
+    return _QUOTE + text.replace(_QUOTE, _QUOTE * 2) + _QUOTE
 
 
 def sql_csv_text(column: str) -> str:
-    """SQL for the CSV cell of a text column as `csv_cell` writes it: neutralised as
-    `neutralise` does, quoted when it holds a double quote, a comma, CR or LF (double quotes
-    doubled); NULL gives ''."""
+    """SQL for the CSV cell of a text column, neutralised as `neutralise` does; NULL for an empty
+    or NULL text (cheap tests first: most cells are empty or plain)."""
     digit = f"[{_sql_digits()}]"
     number = f"^'*[+-]({digit}+\\.?{digit}*|\\.{digit}+)([eE][+-]?{digit}+)?$"
     starts = ", ".join(str(ord(c)) for c in _QUOTE + "".join(FORMULA_STARTS) if c != "\0")
     danger = "^'*[-=+@\t\r]"
-    neutral = (f"CASE WHEN ascii({column}) IN ({starts}) AND {column} ~ {sql_string(danger)} "
-               f"AND {column} !~ {sql_string(number)} THEN {sql_string(_QUOTE)} || {column} "
-               f"ELSE {column} END")
-    dq, special = sql_string('"'), sql_string('[",\r\n]')
-    doubled = sql_string('""')
-    return (f"CASE WHEN {column} ~ {special} THEN {dq} || replace({neutral}, {dq}, {doubled}) "
-            f"|| {dq} ELSE {neutral} END")
+    return (f"CASE WHEN {column} = '' THEN NULL WHEN ascii({column}) IN ({starts}) "
+            f"AND {column} ~ {sql_string(danger)} AND {column} !~ {sql_string(number)} "
+            f"THEN {sql_string(_QUOTE)} || {column} ELSE {column} END")
+
+
+def sql_csv_number_plain(column: str) -> str:
+    """SQL telling whether `sql_csv_number` writes a float column as `format_number` does: not
+    for magnitudes from 1e15 (the two print them differently), NaN and the infinities (which
+    `format_number` refuses)."""
+    return f"({column} IS NULL OR abs({column}) < 1e15)"
 
 
 def sql_csv_number(column: str) -> str:
-    """SQL for the CSV cell of a float column as `format_number` writes it ('' for NULL), or
-    NULL where PostgreSQL's text could differ from Python's: magnitudes from 1e15, NaN and the
-    infinities, which the caller writes with `format_number` (that refuses a non-finite one)."""
-    return (f"CASE WHEN {column} IS NULL THEN '' "
-            f"WHEN {column} = trunc({column}) AND abs({column}) < 1e15 "
-            f"THEN {column}::bigint::text WHEN abs({column}) < 1e15 THEN {column}::text END")
+    """SQL for the CSV cell of a float column as `format_number` writes it (where
+    `sql_csv_number_plain` holds); NULL for NULL."""
+    return (f"CASE WHEN {column} = trunc({column}) AND abs({column}) < 1e15 "
+            f"THEN {column}::bigint::text ELSE {column}::text END")
 
 
 def sql_csv_flag(condition: str) -> str:
@@ -188,9 +190,30 @@ def sql_csv_flag(condition: str) -> str:
 def sql_csv_timestamp(column: str) -> str:
     """SQL for the CSV cell of a timestamp with time zone: `datetime.isoformat` in UTC, with
     microseconds only when there are some."""
-    utc = f"({column} AT TIME ZONE 'UTC')"
-    return (f"to_char({utc}, 'YYYY-MM-DD\"T\"HH24:MI:SS') || CASE WHEN date_trunc('second', "
-            f"{utc}) = {utc} THEN '' ELSE to_char({utc}, '.US') END || '+00:00'")
+    moment = f"to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US+00:00')"
+    return f"replace({moment}, '.000000+', '+')"
+
+
+def crlf_chunks(blocks: Iterable[bytes]) -> Iterator[tuple[bytes, int]]:
+    """Turn a CSV with LF line ends (PostgreSQL's COPY) into CRLF ones, as `csv_chunks` writes
+    them; yield (chunk, the number of lines it ends). A LF inside a quoted cell is left as it
+    is: a byte is inside quotes when an odd number of ``"`` precede it (a doubled quote counts
+    twice), whatever the block boundaries."""
+    inside = False
+    for block in blocks:
+        if b'"' not in block:
+            if inside:
+                yield block, 0
+            else:
+                yield block.replace(b"\n", b"\r\n"), block.count(b"\n")
+            continue
+        parts = block.split(b'"')
+        lines = 0
+        for n in range(0 if not inside else 1, len(parts), 2):  # the parts outside quotes
+            lines += parts[n].count(b"\n")
+            parts[n] = parts[n].replace(b"\n", b"\r\n")
+        inside = inside != (len(parts) % 2 == 0)
+        yield b'"'.join(parts), lines
 
 
 # Characters that JSON allows raw in strings but that line splitters (Python's str.splitlines,

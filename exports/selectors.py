@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from contextlib import suppress
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from django.conf import settings
-from django.db import connections, router
+from django.db import DatabaseError, connections, router
 from django.db.models import Count, Exists, Max, OuterRef, Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
@@ -24,9 +25,9 @@ from annotation.models import Answer, Response
 from annotation.selectors import event_list
 from core.comparative import SEPARATOR, TIE, asks, judgment_text
 from core.formats import (
-    csv_cell,
     sql_csv_flag,
     sql_csv_number,
+    sql_csv_number_plain,
     sql_csv_text,
     sql_csv_timestamp,
 )
@@ -222,62 +223,97 @@ def response_rows(*, study: Study, labels: bool = False) -> Iterator[tuple[objec
         yield (*row, system, item_source) if labels else row
 
 
-# The responses export's CSV lines built by PostgreSQL (`response_csv_batches`): the rows of
-# _CURRENT_SQL, each cell written by the database exactly as `core.formats.csv_chunks` writes
-# it. A value PostgreSQL could print differently from Python (see `sql_csv_number`) comes apart:
-# the line up to it, the rest, and the value for Python to write.
+# The responses export's CSV written by PostgreSQL's COPY (`response_csv_copy`): the rows of
+# _CURRENT_SQL, each cell made by SQL into the text `core.formats.csv_cell` writes (text
+# neutralised, an empty text NULL so that COPY writes it unquoted, numbers and UTC times as
+# Python writes them), COPY quoting as Python's csv module does. The same rows as _CURRENT_SQL
+# without its self-join: a current revision 1 is its own first revision (one revision 1 and one
+# current revision per presentation), and only a later current revision looks its first one up.
 _CURRENT_CSV_SQL = """
-SELECT CASE WHEN {odd} THEN {head} ELSE {head} || {value} || {tail} END,
-       CASE WHEN {odd} THEN {tail} END, CASE WHEN {odd} THEN answer.value END
-FROM {response} first
-JOIN {participant} p ON p.id = first.participant_id
-JOIN {response} cur ON cur.participant_id = first.participant_id
-     AND cur.item_id = first.item_id AND cur.presentation = first.presentation AND cur.is_current
+SELECT {cells}
+FROM (
+    SELECT cur.*, p.pseudonym_number,
+           CASE WHEN cur.revision = 1 THEN cur.id ELSE (
+               SELECT earlier.id FROM {response} earlier
+               WHERE earlier.participant_id = cur.participant_id
+                     AND earlier.item_id = cur.item_id
+                     AND earlier.presentation = cur.presentation AND earlier.revision = 1)
+           END AS first_id,
+           CASE WHEN cur.revision = 1 THEN cur.active_ms ELSE (
+               SELECT earlier.active_ms FROM {response} earlier
+               WHERE earlier.participant_id = cur.participant_id
+                     AND earlier.item_id = cur.item_id
+                     AND earlier.presentation = cur.presentation AND earlier.revision = 1)
+           END AS first_ms
+    FROM {response} cur
+    JOIN {participant} p ON p.id = cur.participant_id
+    WHERE p.study_id = {study} AND cur.is_current) cur
 JOIN {answer} answer ON answer.response_id = cur.id
 JOIN {question} question ON question.id = answer.question_id
-JOIN {item} item ON item.id = first.item_id
-WHERE p.study_id = %s AND first.revision = 1
-ORDER BY MIN(first.id) OVER (PARTITION BY first.participant_id), cur.position IS NULL,
-         cur.position, first.presentation, first.id, question.position
+JOIN {item} item ON item.id = cur.item_id
+WHERE cur.first_id IS NOT NULL
+ORDER BY MIN(cur.first_id) OVER (PARTITION BY cur.participant_id), cur.position IS NULL,
+         cur.position, cur.presentation, cur.first_id, question.position
+"""
+# Whether the study's items name a system or a source (the label columns), and whether some
+# answer holds a value the database could write otherwise than Python (`sql_csv_number_plain`).
+_CSV_CHECK_SQL = """
+SELECT EXISTS (SELECT 1 FROM {item} item WHERE item.study_id = %s
+                                              AND (item.system <> '' OR item.source <> '')),
+       EXISTS (SELECT 1 FROM {answer} answer
+               JOIN {response} r ON r.id = answer.response_id
+               JOIN {participant} p ON p.id = r.participant_id
+               WHERE p.study_id = %s AND NOT {plain})
 """
 
 
-def _csv_sql(labels: bool) -> str:
+def _csv_sql(study_id: int, labels: bool) -> str:
     """_CURRENT_CSV_SQL with its cells, in RESPONSE_COLUMNS order (then the item's labels)."""
-    def cells(*parts: str) -> str:
-        return " || ',' || ".join(f"coalesce(({part})::text, '')" for part in parts)
-
-    value = sql_csv_number("answer.value")
-    head = cells("'A' || p.pseudonym_number", sql_csv_text("item.external_id"),
-                 "first.presentation", "cur.position", sql_csv_flag("first.presentation > 1"))
-    tail = cells("first.active_ms", sql_csv_timestamp("cur.received_at"),
-                 sql_csv_text("cur.source"), sql_csv_flag("item.is_control"),
-                 sql_csv_text("question.key"), sql_csv_text("answer.missing"),
-                 sql_csv_text("answer.comment"), "cur.revision", sql_csv_text("item.role"),
-                 *((sql_csv_text("item.system"), sql_csv_text("item.source")) if labels else ()))
-    return _CURRENT_CSV_SQL.format(
-        head=f"{head} || ','", tail=f"',' || {tail} || E'\\r\\n'", value=value,
-        odd=f"({value}) IS NULL", **_tables())
+    cells = ("'A' || cur.pseudonym_number", sql_csv_text("item.external_id"), "cur.presentation",
+             "cur.position", sql_csv_flag("cur.presentation > 1"), sql_csv_number("answer.value"),
+             "cur.first_ms", sql_csv_timestamp("cur.received_at"), sql_csv_text("cur.source"),
+             sql_csv_flag("item.is_control"), sql_csv_text("question.key"),
+             sql_csv_text("answer.missing"), sql_csv_text("answer.comment"), "cur.revision",
+             sql_csv_text("item.role"),
+             *((sql_csv_text("item.system"), sql_csv_text("item.source")) if labels else ()))
+    # COPY takes no parameters: the study's id is an int, written in.
+    return _CURRENT_CSV_SQL.format(cells=", ".join(cells), study=int(study_id),
+                                   **_tables()).replace("%%", "%")
 
 
-def response_csv_batches(*, study: Study, labels: bool = False) -> Iterator[list[str]]:
-    """Yield the data lines of the responses CSV (each ending CRLF) READ_CHUNK at a time, the
-    rows and cells of `response_rows` as `core.formats.csv_chunks` writes them, built by
-    PostgreSQL and read through a server-side cursor: memory holds one chunk. One query.
-
-    PostgreSQL only (`response_csv_in_database`)."""
+def response_csv_plan(*, study: Study) -> tuple[bool, bool]:
+    """Return (whether PostgreSQL can write the responses CSV, whether it has the label
+    columns). One query on PostgreSQL (none elsewhere: the Python writer is used)."""
     connection = connections[router.db_for_read(Response)]
-    plain = connection.settings_dict.get("DISABLE_SERVER_SIDE_CURSORS")
-    with (connection.cursor() if plain else connection.chunked_cursor()) as cursor:
-        cursor.execute(_csv_sql(labels), [study.pk])
-        while batch := cursor.fetchmany(READ_CHUNK):
-            yield [line if tail is None else line + csv_cell(float(odd)) + tail
-                   for line, tail, odd in batch]
+    if connection.vendor != "postgresql":
+        return False, False
+    with connection.cursor() as cursor:
+        cursor.execute(_CSV_CHECK_SQL.format(plain=sql_csv_number_plain("answer.value"),
+                                             **_tables()), [study.pk, study.pk])
+        labels, odd = cursor.fetchone()
+    return not odd, bool(labels)
 
 
-def response_csv_in_database() -> bool:
-    """Whether the responses CSV can be built by the database (PostgreSQL)."""
-    return connections[router.db_for_read(Response)].vendor == "postgresql"
+def response_csv_copy(*, study: Study, labels: bool, spool: BinaryIO) -> None:
+    """Write the data lines of the responses CSV into ``spool`` with PostgreSQL's COPY (LF line
+    ends, RFC 4180 quoting): the rows and cells of `response_rows` as `core.formats.csv_chunks`
+    writes them but for the line ends (`core.formats.crlf_chunks`). Memory holds one line.
+
+    The file is spooled so that the connection is free again while it is streamed (a job
+    reports its progress through it). PostgreSQL only, when `response_csv_plan` allows it."""
+    connection = connections[router.db_for_read(Response)]
+    with connection.cursor() as cursor:
+        # Without JIT compilation: the cells' expressions cost it seconds to compile (in every
+        # parallel worker) for a query that runs once.
+        cursor.execute("SELECT set_config('jit', 'off', false)")
+        try:
+            with cursor.cursor.copy(f"COPY ({_csv_sql(study.pk, labels)}) TO STDOUT "
+                                    "WITH (FORMAT csv)") as copy:
+                for data in copy:
+                    spool.write(data)
+        finally:
+            with suppress(DatabaseError):
+                cursor.execute("RESET jit")
 
 
 def revision_rows(*, study: Study, labels: bool = False,

@@ -14,6 +14,7 @@ Formats, columns and the bundle are documented in docs/exports.md.
 from __future__ import annotations
 
 import json
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -30,7 +31,14 @@ from analysis.services import code_version
 from core.bundles import DEFINITION as BUNDLE_DEFINITION
 from core.bundles import PARTICIPANT_COLUMNS, PARTICIPANTS
 from core.files import atomic_write, partial_name
-from core.formats import CHUNK_BYTES, csv_chunks, jsonl_chunks, parquet_chunks, zip_chunks
+from core.formats import (
+    CHUNK_BYTES,
+    crlf_chunks,
+    csv_chunks,
+    jsonl_chunks,
+    parquet_chunks,
+    zip_chunks,
+)
 from jobs.services import job_done, job_enqueue, job_fail, job_progress, job_start
 from studies.models import Question, Study
 from studies.selectors import study_definition
@@ -54,8 +62,8 @@ from .selectors import (
     matrix_rows,
     participant_rows,
     response_columns,
-    response_csv_batches,
-    response_csv_in_database,
+    response_csv_copy,
+    response_csv_plan,
     response_rows,
     revision_columns,
     revision_rows,
@@ -245,11 +253,12 @@ def responses_schema(*, labels: bool = False) -> pa.Schema:
 
 
 def _responses_chunks(study: Study, fmt: str, tally: _Tally) -> Iterator[bytes]:
+    if fmt == "csv":
+        in_database, labels = response_csv_plan(study=study)
+        if in_database:
+            return _database_csv_chunks(study, labels, tally)
     columns = response_columns(study=study)
     labels = len(columns) > len(RESPONSE_COLUMNS)
-    if fmt == "csv" and response_csv_in_database():
-        return _database_csv_chunks(columns, tally, "responses",
-                                    response_csv_batches(study=study, labels=labels))
     rows = tally("responses", response_rows(study=study, labels=labels))
     if fmt == "csv":
         return csv_chunks(columns, rows)
@@ -258,23 +267,18 @@ def _responses_chunks(study: Study, fmt: str, tally: _Tally) -> Iterator[bytes]:
     return parquet_chunks(responses_schema(labels=labels), rows)
 
 
-def _database_csv_chunks(header: tuple[str, ...], tally: _Tally, table: str,
-                         batches: Iterator[list[str]]) -> Iterator[bytes]:
-    """A CSV whose data lines the database wrote (`exports.selectors.response_csv_batches`):
-    the header as `csv_chunks` writes it, then about CHUNK_BYTES per chunk."""
-    yield from csv_chunks(header, ())
-    tally.counts.setdefault(table, 0)
-    parts: list[str] = []
-    size = 0
-    for lines in batches:
-        parts += lines
-        size += sum(map(len, lines))
-        tally.add(table, len(lines))
-        if size >= CHUNK_BYTES:
-            yield "".join(parts).encode()
-            parts, size = [], 0
-    if parts:
-        yield "".join(parts).encode()
+def _database_csv_chunks(study: Study, labels: bool, tally: _Tally) -> Iterator[bytes]:
+    """The responses CSV written by PostgreSQL (`exports.selectors.response_csv_copy`), the same
+    bytes as `csv_chunks` of `response_rows`: the header, then the spooled lines with CRLF ends,
+    CHUNK_BYTES at a time. Memory holds one chunk; the spool is a temporary file."""
+    yield from csv_chunks(RESPONSE_COLUMNS + (ITEM_LABEL_COLUMNS if labels else ()), ())
+    tally.counts.setdefault("responses", 0)
+    with tempfile.TemporaryFile() as spool:
+        response_csv_copy(study=study, labels=labels, spool=spool)
+        spool.seek(0)
+        for chunk, lines in crlf_chunks(iter(lambda: spool.read(CHUNK_BYTES), b"")):
+            tally.add("responses", lines)
+            yield chunk
 
 
 def _revisions_chunks(study: Study, fmt: str, tally: _Tally) -> Iterator[bytes]:
