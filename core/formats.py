@@ -2,7 +2,8 @@
 
 No Django here: rows in (tuples or dicts of str, int, float, bool, None, datetime), bytes out,
 a chunk at a time, so a whole export never sits in memory. `exports.services` feeds these from
-the database; the tests feed them hypothesis data.
+the database; the tests feed them hypothesis data. The `sql_csv_*` expressions let PostgreSQL's
+COPY write the same CSV cells for a large export (`crlf_chunks` then gives its lines CRLF ends).
 
 Spreadsheet formula injection (OWASP "CSV injection"): a CSV cell whose text begins with
 ``= + - @``, TAB, CR or NUL may be run as a formula by Excel, LibreOffice or Google Sheets.

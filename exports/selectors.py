@@ -20,7 +20,6 @@ from django.db.models import Count, Exists, Max, OuterRef, Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from analysis.selectors import item_record_count, latest_results
 from annotation.models import Answer, Response
 from annotation.selectors import event_list
 from core.comparative import SEPARATOR, TIE, asks, judgment_text
@@ -618,6 +617,7 @@ def export_job_file(*, job: ExportJob) -> Path | None:
 def export_row_estimate(*, study: Study, what: str) -> int:
     """Return about the number of data rows an export will write, for progress (one query; two
     for the bundle): stored answers of every revision stand for responses and revisions."""
+    from analysis.selectors import item_record_count, latest_results
     if what == "results":
         return 1
     if what in SYSTEM_COLUMNS or what == "comparison_scores":

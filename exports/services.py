@@ -26,8 +26,6 @@ from django.db import transaction
 from django.template.loader import render_to_string
 from django.utils import timezone
 
-from analysis.selectors import item_records, latest_results, run_settings
-from analysis.services import code_version
 from core.bundles import DEFINITION as BUNDLE_DEFINITION
 from core.bundles import PARTICIPANT_COLUMNS, PARTICIPANTS
 from core.files import atomic_write, partial_name
@@ -310,6 +308,9 @@ def _items_chunks(study: Study, fmt: str, tally: _Tally) -> Iterator[bytes]:
 
 
 def _results_document(study: Study) -> dict[str, Any]:
+    # The analysis' modules (numba, scipy) are imported by the exports that need them, not by
+    # every `export` command (the responses CSV starts a second sooner).
+    from analysis.selectors import latest_results
     document = latest_results(study=study)
     if document is None:
         raise ExportError(
@@ -322,6 +323,7 @@ def label_records(document: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """The aggregated label of every item per question, scale and competence model (Dawid–Skene,
     MACE), the run's ``item_labels`` in the full document's order (streamed from the run's
     table); an item without answers has empty label, probability and entropy."""
+    from analysis.selectors import item_records
     for r in item_records(document=document, section="item_labels"):
         yield {"item": r["item"], "question": r["question"], "scale": r["scale"],
                "method": r["method"], "label": r.get("label"), "probability": r.get("probability"),
@@ -337,6 +339,7 @@ def _labels_chunks(document: dict[str, Any], fmt: str, tally: _Tally) -> Iterato
 
 
 def _gaps_chunks(document: dict[str, Any], fmt: str, tally: _Tally) -> Iterator[bytes]:
+    from analysis.selectors import item_records
     records = tally("gaps", item_records(document=document, section="item_gaps"))
     if fmt == "jsonl":
         yield from jsonl_chunks(records)
@@ -394,6 +397,8 @@ def _question_description(question: Question) -> dict[str, Any]:
 
 def bundle_settings(*, study: Study, document: dict[str, Any]) -> dict[str, Any]:
     """Return settings.json of the bundle: the study's design and scale, the analysis settings."""
+    from analysis.services import code_version
+
     return {
         "study": {"slug": study.slug, "title": study.title, "display": study.display,
                   "language": study.language, "status": study.status},
@@ -418,6 +423,7 @@ def bundle_definition(*, study: Study, document: dict[str, Any]) -> dict[str, An
     --definition` reads it), its ``analysis`` the settings of the run that computed the
     bundle's results (the study's, with any override the run was started with), so that the
     definition alone reproduces results.json."""
+    from analysis.selectors import run_settings
     definition = study_definition(study=study)
     run = document.get("study", {}).get("run")
     recorded = run_settings(study=study, run_id=run) if isinstance(run, int) else None
