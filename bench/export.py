@@ -17,6 +17,14 @@ peak growth of the resident set size during the timed pass (sampled from /proc e
 format is exported once beforehand so that library imports are not counted).
 Memory bounded means the peaks do not grow with the number of rows: the last lines compare the
 two sizes, then, LAST, one line of JSON. The study is deleted afterwards unless ``--keep``.
+
+``--study SLUG`` (issue 26, point 4) measures instead the responses CSV of an existing study on
+PostgreSQL against the floor, alternated ``--rounds`` times in one run: PostgreSQL's ``COPY (…) TO
+STDOUT`` of the same rows as ``bench.scale`` does it, then the command ``manage.py export SLUG
+--what responses --format csv --output -`` to /dev/null (seconds and peak RSS of its process);
+``--python`` adds the Python writer (`core.formats.csv_chunks` of `response_rows`, what the
+command ran before) once and checks that both give the same bytes. It prints each ratio to the
+floor, their median and the machine's load, then one line of JSON.
 """
 
 from __future__ import annotations
@@ -175,13 +183,79 @@ def run_export(study: Study, what: str, fmt: str, folder: Path, *, traced: bool)
     return figures
 
 
+def against_copy(slug: str, rounds: int, python: bool) -> int:
+    """The responses CSV of an existing study against PostgreSQL's COPY TO, alternated."""
+    import hashlib
+    import statistics
+    import subprocess
+
+    from bench.scale import export_floor
+    from core.formats import csv_chunks
+    from exports.selectors import RESPONSE_COLUMNS, response_columns, response_rows
+
+    if connection.vendor != "postgresql":
+        raise SystemExit("--study needs PostgreSQL (DATABASE_URL)")
+    url = os.environ["DATABASE_URL"]
+    command = [sys.executable, "manage.py", "export", slug, "--what", "responses", "--format",
+               "csv", "--output", "-"]
+
+    root = Path(__file__).resolve().parent.parent
+
+    def timed_command() -> tuple[float, float]:
+        """Seconds and peak RSS (MB) of one export command writing to /dev/null."""
+        started = time.perf_counter()
+        child = subprocess.Popen(command, stdout=subprocess.DEVNULL, cwd=root)
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+        if child.returncode:
+            raise SystemExit(f"the export command failed ({child.returncode})")
+        return time.perf_counter() - started, usage.ru_maxrss / 1024
+
+    print(f"study {slug!r} on {connection.settings_dict['NAME']}; load {os.getloadavg()}")
+    figures: list[dict[str, float]] = []
+    for n in range(rounds):
+        floor = export_floor(url)
+        seconds, peak = timed_command()
+        figures.append({"floor_s": floor, "export_s": seconds, "peak_mb": peak,
+                        "ratio": seconds / floor})
+        print(f"  round {n + 1}: COPY TO {floor:.2f} s, export {seconds:.2f} s "
+              f"(peak RSS {peak:.0f} MB): {seconds / floor:.2f}x", flush=True)
+    result: dict[str, object] = {
+        "study": slug, "rounds": figures, "load": os.getloadavg(),
+        "median_ratio": round(statistics.median(f["ratio"] for f in figures), 2)}
+    if python:
+        study = Study.objects.get(slug=slug)
+        columns = response_columns(study=study)
+        started = time.perf_counter()
+        before = hashlib.sha256()
+        for chunk in csv_chunks(columns, response_rows(
+                study=study, labels=len(columns) > len(RESPONSE_COLUMNS))):
+            before.update(chunk)
+        result["python_writer_s"] = time.perf_counter() - started
+        after = hashlib.sha256(subprocess.run(command, check=True, capture_output=True,
+                                              cwd=root).stdout)
+        result["same_bytes"] = before.hexdigest() == after.hexdigest()
+        print(f"  the Python writer: {result['python_writer_s']:.2f} s; the same bytes: "
+              f"{result['same_bytes']}")
+    print(f"median ratio to COPY TO: {result['median_ratio']}x (target <= 3); load "
+          f"{os.getloadavg()}")
+    print(json.dumps(result))
+    return 0 if result.get("same_bytes", True) else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[200_000, 50_000],
                         help="study sizes in responses (multiples of 200)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--keep", action="store_true", help="keep the bench studies")
+    parser.add_argument("--study", help="an existing study: its responses CSV against COPY TO")
+    parser.add_argument("--rounds", type=int, default=3, help="with --study: alternations")
+    parser.add_argument("--python", action="store_true",
+                        help="with --study: time the Python writer too and compare the bytes")
     args = parser.parse_args(argv)
+    if args.study:
+        return against_copy(args.study, args.rounds, args.python)
     db = connection.settings_dict
     print(f"database: {connection.vendor} {db['NAME']}"
           + (f" on {db.get('HOST') or 'localhost'}" if connection.vendor != "sqlite" else ""))

@@ -2,7 +2,8 @@
 
 No Django here: rows in (tuples or dicts of str, int, float, bool, None, datetime), bytes out,
 a chunk at a time, so a whole export never sits in memory. `exports.services` feeds these from
-the database; the tests feed them hypothesis data.
+the database; the tests feed them hypothesis data. The `sql_csv_*` expressions let PostgreSQL's
+COPY write the same CSV cells for a large export (`crlf_chunks` then gives its lines CRLF ends).
 
 Spreadsheet formula injection (OWASP "CSV injection"): a CSV cell whose text begins with
 ``= + - @``, TAB, CR or NUL may be run as a formula by Excel, LibreOffice or Google Sheets.
@@ -14,11 +15,14 @@ genuinely starts with ``'``.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import math
 import re
+import sys
 import time
+import unicodedata
 import zipfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
@@ -120,6 +124,97 @@ def csv_chunks(header: Sequence[str], rows: Iterable[Sequence[Any]], *,
             buffer.truncate()
     if buffer.tell():
         yield buffer.getvalue().encode()
+
+
+# --- the same CSV, written by PostgreSQL ---------------------------------------------------------
+# SQL expressions that turn a column into the text of its CSV cell as `csv_cell` makes it (text
+# neutralised, numbers as `format_number`, timestamps as UTC `isoformat`), for PostgreSQL's
+# `COPY (…) TO STDOUT WITH (FORMAT csv)` to quote and join as Python's csv module does: a large
+# export is then written by the database. An empty text is NULL, which COPY writes unquoted as
+# Python does (COPY quotes an empty string). COPY ends lines with LF: `crlf_chunks` makes them
+# CRLF. They assume standard_conforming_strings on (PostgreSQL's default since 9.1). NUL cannot be
+# stored in PostgreSQL text, so it needs no rule here.
+
+_QUOTE = chr(39)  # '
+
+
+@functools.cache
+def _sql_digits() -> str:
+    """The characters that Python's ``\\d`` matches (Unicode category Nd), as bracket-expression
+    ranges, so that PostgreSQL reads a plain number exactly as `_PLAIN_NUMBER` does."""
+    ranges: list[list[int]] = []
+    for code in range(sys.maxunicode + 1):
+        if unicodedata.category(chr(code)) == "Nd":
+            if ranges and ranges[-1][1] == code - 1:
+                ranges[-1][1] = code
+            else:
+                ranges.append([code, code])
+    return "".join(chr(a) if a == b else f"{chr(a)}-{chr(b)}" for a, b in ranges)
+
+
+def sql_string(text: str) -> str:
+    """A standard-conforming SQL string literal."""
+    return _QUOTE + text.replace(_QUOTE, _QUOTE * 2) + _QUOTE
+
+
+def sql_csv_text(column: str) -> str:
+    """SQL for the CSV cell of a text column, neutralised as `neutralise` does; NULL for an empty
+    or NULL text (cheap tests first: most cells are empty or plain)."""
+    digit = f"[{_sql_digits()}]"
+    number = f"^'*[+-]({digit}+\\.?{digit}*|\\.{digit}+)([eE][+-]?{digit}+)?$"
+    starts = ", ".join(str(ord(c)) for c in _QUOTE + "".join(FORMULA_STARTS) if c != "\0")
+    danger = "^'*[-=+@\t\r]"
+    return (f"CASE WHEN {column} = '' THEN NULL WHEN ascii({column}) IN ({starts}) "
+            f"AND {column} ~ {sql_string(danger)} AND {column} !~ {sql_string(number)} "
+            f"THEN {sql_string(_QUOTE)} || {column} ELSE {column} END")
+
+
+def sql_csv_number_plain(column: str) -> str:
+    """SQL telling whether `sql_csv_number` writes a float column as `format_number` does: not
+    for magnitudes from 1e15 (the two print them differently), NaN and the infinities (which
+    `format_number` refuses)."""
+    return f"({column} IS NULL OR abs({column}) < 1e15)"
+
+
+def sql_csv_number(column: str) -> str:
+    """SQL for the CSV cell of a float column as `format_number` writes it (where
+    `sql_csv_number_plain` holds); NULL for NULL."""
+    return (f"CASE WHEN {column} = trunc({column}) AND abs({column}) < 1e15 "
+            f"THEN {column}::bigint::text ELSE {column}::text END")
+
+
+def sql_csv_flag(condition: str) -> str:
+    """SQL for the CSV cell of a boolean column or condition: 1 or 0."""
+    return f"CASE WHEN {condition} THEN '1' ELSE '0' END"
+
+
+def sql_csv_timestamp(column: str) -> str:
+    """SQL for the CSV cell of a timestamp with time zone: `datetime.isoformat` in UTC, with
+    microseconds only when there are some."""
+    moment = f"to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US+00:00')"
+    return f"replace({moment}, '.000000+', '+')"
+
+
+def crlf_chunks(blocks: Iterable[bytes]) -> Iterator[tuple[bytes, int]]:
+    """Turn a CSV with LF line ends (PostgreSQL's COPY) into CRLF ones, as `csv_chunks` writes
+    them; yield (chunk, the number of lines it ends). A LF inside a quoted cell is left as it
+    is: a byte is inside quotes when an odd number of ``"`` precede it (a doubled quote counts
+    twice), whatever the block boundaries."""
+    inside = False
+    for block in blocks:
+        if b'"' not in block:
+            if inside:
+                yield block, 0
+            else:
+                yield block.replace(b"\n", b"\r\n"), block.count(b"\n")
+            continue
+        parts = block.split(b'"')
+        lines = 0
+        for n in range(0 if not inside else 1, len(parts), 2):  # the parts outside quotes
+            lines += parts[n].count(b"\n")
+            parts[n] = parts[n].replace(b"\n", b"\r\n")
+        inside = inside != (len(parts) % 2 == 0)
+        yield b'"'.join(parts), lines
 
 
 # Characters that JSON allows raw in strings but that line splitters (Python's str.splitlines,

@@ -9,20 +9,27 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from contextlib import suppress
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from django.conf import settings
-from django.db import connections, router
+from django.db import DatabaseError, connections, router
 from django.db.models import Count, Exists, Max, OuterRef, Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from analysis.selectors import item_record_count, latest_results
 from annotation.models import Answer, Response
 from annotation.selectors import event_list
 from core.comparative import SEPARATOR, TIE, asks, judgment_text
+from core.formats import (
+    sql_csv_flag,
+    sql_csv_number,
+    sql_csv_number_plain,
+    sql_csv_text,
+    sql_csv_timestamp,
+)
 from jobs.selectors import job_status
 from studies.models import Item, Participant, Question, Study
 from studies.selectors import pseudonyms
@@ -213,6 +220,99 @@ def response_rows(*, study: Study, labels: bool = False) -> Iterator[tuple[objec
                _aware(received), source, bool(control), question, missing, comment, revision,
                role)
         yield (*row, system, item_source) if labels else row
+
+
+# The responses export's CSV written by PostgreSQL's COPY (`response_csv_copy`): the rows of
+# _CURRENT_SQL, each cell made by SQL into the text `core.formats.csv_cell` writes (text
+# neutralised, an empty text NULL so that COPY writes it unquoted, numbers and UTC times as
+# Python writes them), COPY quoting as Python's csv module does. The same rows as _CURRENT_SQL
+# without its self-join: a current revision 1 is its own first revision (one revision 1 and one
+# current revision per presentation), and only a later current revision looks its first one up.
+_CURRENT_CSV_SQL = """
+SELECT {cells}
+FROM (
+    SELECT cur.*, p.pseudonym_number,
+           CASE WHEN cur.revision = 1 THEN cur.id ELSE (
+               SELECT earlier.id FROM {response} earlier
+               WHERE earlier.participant_id = cur.participant_id
+                     AND earlier.item_id = cur.item_id
+                     AND earlier.presentation = cur.presentation AND earlier.revision = 1)
+           END AS first_id,
+           CASE WHEN cur.revision = 1 THEN cur.active_ms ELSE (
+               SELECT earlier.active_ms FROM {response} earlier
+               WHERE earlier.participant_id = cur.participant_id
+                     AND earlier.item_id = cur.item_id
+                     AND earlier.presentation = cur.presentation AND earlier.revision = 1)
+           END AS first_ms
+    FROM {response} cur
+    JOIN {participant} p ON p.id = cur.participant_id
+    WHERE p.study_id = {study} AND cur.is_current) cur
+JOIN {answer} answer ON answer.response_id = cur.id
+JOIN {question} question ON question.id = answer.question_id
+JOIN {item} item ON item.id = cur.item_id
+WHERE cur.first_id IS NOT NULL
+ORDER BY MIN(cur.first_id) OVER (PARTITION BY cur.participant_id), cur.position IS NULL,
+         cur.position, cur.presentation, cur.first_id, question.position
+"""
+# Whether the study's items name a system or a source (the label columns), and whether some
+# answer holds a value the database could write otherwise than Python (`sql_csv_number_plain`).
+_CSV_CHECK_SQL = """
+SELECT EXISTS (SELECT 1 FROM {item} item WHERE item.study_id = %s
+                                              AND (item.system <> '' OR item.source <> '')),
+       EXISTS (SELECT 1 FROM {answer} answer
+               JOIN {response} r ON r.id = answer.response_id
+               JOIN {participant} p ON p.id = r.participant_id
+               WHERE p.study_id = %s AND NOT {plain})
+"""
+
+
+def _csv_sql(study_id: int, labels: bool) -> str:
+    """_CURRENT_CSV_SQL with its cells, in RESPONSE_COLUMNS order (then the item's labels)."""
+    cells = ("'A' || cur.pseudonym_number", sql_csv_text("item.external_id"), "cur.presentation",
+             "cur.position", sql_csv_flag("cur.presentation > 1"), sql_csv_number("answer.value"),
+             "cur.first_ms", sql_csv_timestamp("cur.received_at"), sql_csv_text("cur.source"),
+             sql_csv_flag("item.is_control"), sql_csv_text("question.key"),
+             sql_csv_text("answer.missing"), sql_csv_text("answer.comment"), "cur.revision",
+             sql_csv_text("item.role"),
+             *((sql_csv_text("item.system"), sql_csv_text("item.source")) if labels else ()))
+    # COPY takes no parameters: the study's id is an int, written in.
+    return _CURRENT_CSV_SQL.format(cells=", ".join(cells), study=int(study_id),
+                                   **_tables()).replace("%%", "%")
+
+
+def response_csv_plan(*, study: Study) -> tuple[bool, bool]:
+    """Return (whether PostgreSQL can write the responses CSV, whether it has the label
+    columns). One query on PostgreSQL (none elsewhere: the Python writer is used)."""
+    connection = connections[router.db_for_read(Response)]
+    if connection.vendor != "postgresql":
+        return False, False
+    with connection.cursor() as cursor:
+        cursor.execute(_CSV_CHECK_SQL.format(plain=sql_csv_number_plain("answer.value"),
+                                             **_tables()), [study.pk, study.pk])
+        labels, odd = cursor.fetchone()
+    return not odd, bool(labels)
+
+
+def response_csv_copy(*, study: Study, labels: bool, spool: BinaryIO) -> None:
+    """Write the data lines of the responses CSV into ``spool`` with PostgreSQL's COPY (LF line
+    ends, RFC 4180 quoting): the rows and cells of `response_rows` as `core.formats.csv_chunks`
+    writes them but for the line ends (`core.formats.crlf_chunks`). Memory holds one line.
+
+    The file is spooled so that the connection is free again while it is streamed (a job
+    reports its progress through it). PostgreSQL only, when `response_csv_plan` allows it."""
+    connection = connections[router.db_for_read(Response)]
+    with connection.cursor() as cursor:
+        # Without JIT compilation: the cells' expressions cost it seconds to compile (in every
+        # parallel worker) for a query that runs once.
+        cursor.execute("SELECT set_config('jit', 'off', false)")
+        try:
+            with cursor.cursor.copy(f"COPY ({_csv_sql(study.pk, labels)}) TO STDOUT "
+                                    "WITH (FORMAT csv)") as copy:
+                for data in copy:
+                    spool.write(data)
+        finally:
+            with suppress(DatabaseError):
+                cursor.execute("RESET jit")
 
 
 def revision_rows(*, study: Study, labels: bool = False,
@@ -517,6 +617,7 @@ def export_job_file(*, job: ExportJob) -> Path | None:
 def export_row_estimate(*, study: Study, what: str) -> int:
     """Return about the number of data rows an export will write, for progress (one query; two
     for the bundle): stored answers of every revision stand for responses and revisions."""
+    from analysis.selectors import item_record_count, latest_results
     if what == "results":
         return 1
     if what in SYSTEM_COLUMNS or what == "comparison_scores":

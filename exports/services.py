@@ -14,6 +14,7 @@ Formats, columns and the bundle are documented in docs/exports.md.
 from __future__ import annotations
 
 import json
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -25,12 +26,17 @@ from django.db import transaction
 from django.template.loader import render_to_string
 from django.utils import timezone
 
-from analysis.selectors import item_records, latest_results, run_settings
-from analysis.services import code_version
 from core.bundles import DEFINITION as BUNDLE_DEFINITION
 from core.bundles import PARTICIPANT_COLUMNS, PARTICIPANTS
 from core.files import atomic_write, partial_name
-from core.formats import csv_chunks, jsonl_chunks, parquet_chunks, zip_chunks
+from core.formats import (
+    CHUNK_BYTES,
+    crlf_chunks,
+    csv_chunks,
+    jsonl_chunks,
+    parquet_chunks,
+    zip_chunks,
+)
 from jobs.services import job_done, job_enqueue, job_fail, job_progress, job_start
 from studies.models import Question, Study
 from studies.selectors import study_definition
@@ -54,6 +60,8 @@ from .selectors import (
     matrix_rows,
     participant_rows,
     response_columns,
+    response_csv_copy,
+    response_csv_plan,
     response_rows,
     revision_columns,
     revision_rows,
@@ -205,6 +213,13 @@ class _Tally:
                 self.progress(sum(self.counts.values()))
             yield row
 
+    def add(self, table: str, rows: int) -> None:
+        """Count `rows` more data rows of `table` at once (and report progress as `__call__`)."""
+        before = self.counts.get(table, 0)
+        self.counts[table] = before + rows
+        if self.progress and before // PROGRESS_EVERY != self.counts[table] // PROGRESS_EVERY:
+            self.progress(sum(self.counts.values()))
+
 
 # --- the tables ---------------------------------------------------------------------------------
 
@@ -236,6 +251,10 @@ def responses_schema(*, labels: bool = False) -> pa.Schema:
 
 
 def _responses_chunks(study: Study, fmt: str, tally: _Tally) -> Iterator[bytes]:
+    if fmt == "csv":
+        in_database, labels = response_csv_plan(study=study)
+        if in_database:
+            return _database_csv_chunks(study, labels, tally)
     columns = response_columns(study=study)
     labels = len(columns) > len(RESPONSE_COLUMNS)
     rows = tally("responses", response_rows(study=study, labels=labels))
@@ -244,6 +263,20 @@ def _responses_chunks(study: Study, fmt: str, tally: _Tally) -> Iterator[bytes]:
     if fmt == "jsonl":
         return jsonl_chunks(dict(zip(columns, row, strict=True)) for row in rows)
     return parquet_chunks(responses_schema(labels=labels), rows)
+
+
+def _database_csv_chunks(study: Study, labels: bool, tally: _Tally) -> Iterator[bytes]:
+    """The responses CSV written by PostgreSQL (`exports.selectors.response_csv_copy`), the same
+    bytes as `csv_chunks` of `response_rows`: the header, then the spooled lines with CRLF ends,
+    CHUNK_BYTES at a time. Memory holds one chunk; the spool is a temporary file."""
+    yield from csv_chunks(RESPONSE_COLUMNS + (ITEM_LABEL_COLUMNS if labels else ()), ())
+    tally.counts.setdefault("responses", 0)
+    with tempfile.TemporaryFile() as spool:
+        response_csv_copy(study=study, labels=labels, spool=spool)
+        spool.seek(0)
+        for chunk, lines in crlf_chunks(iter(lambda: spool.read(CHUNK_BYTES), b"")):
+            tally.add("responses", lines)
+            yield chunk
 
 
 def _revisions_chunks(study: Study, fmt: str, tally: _Tally) -> Iterator[bytes]:
@@ -275,6 +308,9 @@ def _items_chunks(study: Study, fmt: str, tally: _Tally) -> Iterator[bytes]:
 
 
 def _results_document(study: Study) -> dict[str, Any]:
+    # The analysis' modules (numba, scipy) are imported by the exports that need them, not by
+    # every `export` command (the responses CSV starts a second sooner).
+    from analysis.selectors import latest_results
     document = latest_results(study=study)
     if document is None:
         raise ExportError(
@@ -287,6 +323,7 @@ def label_records(document: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """The aggregated label of every item per question, scale and competence model (Dawid–Skene,
     MACE), the run's ``item_labels`` in the full document's order (streamed from the run's
     table); an item without answers has empty label, probability and entropy."""
+    from analysis.selectors import item_records
     for r in item_records(document=document, section="item_labels"):
         yield {"item": r["item"], "question": r["question"], "scale": r["scale"],
                "method": r["method"], "label": r.get("label"), "probability": r.get("probability"),
@@ -302,6 +339,7 @@ def _labels_chunks(document: dict[str, Any], fmt: str, tally: _Tally) -> Iterato
 
 
 def _gaps_chunks(document: dict[str, Any], fmt: str, tally: _Tally) -> Iterator[bytes]:
+    from analysis.selectors import item_records
     records = tally("gaps", item_records(document=document, section="item_gaps"))
     if fmt == "jsonl":
         yield from jsonl_chunks(records)
@@ -359,6 +397,8 @@ def _question_description(question: Question) -> dict[str, Any]:
 
 def bundle_settings(*, study: Study, document: dict[str, Any]) -> dict[str, Any]:
     """Return settings.json of the bundle: the study's design and scale, the analysis settings."""
+    from analysis.services import code_version
+
     return {
         "study": {"slug": study.slug, "title": study.title, "display": study.display,
                   "language": study.language, "status": study.status},
@@ -383,6 +423,7 @@ def bundle_definition(*, study: Study, document: dict[str, Any]) -> dict[str, An
     --definition` reads it), its ``analysis`` the settings of the run that computed the
     bundle's results (the study's, with any override the run was started with), so that the
     definition alone reproduces results.json."""
+    from analysis.selectors import run_settings
     definition = study_definition(study=study)
     run = document.get("study", {}).get("run")
     recorded = run_settings(study=study, run_id=run) if isinstance(run, int) else None

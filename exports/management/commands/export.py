@@ -52,7 +52,13 @@ class Command(BaseCommand):
             export = export_open(study=study, what=what, fmt=fmt)
         except ExportError as exc:
             raise CommandError(str(exc)) from None
-        if target is None:
+        raw = getattr(self.stdout._out, "buffer", None)  # the real stdout: bytes as they are
+        if target is None and raw is not None:
+            self.stdout.flush()
+            for chunk in export.chunks:
+                raw.write(chunk)
+            raw.flush()
+        elif target is None:
             decoder = codecs.getincrementaldecoder("utf-8")()
             for chunk in export.chunks:
                 self.stdout.write(decoder.decode(chunk), ending="")
