@@ -36,8 +36,8 @@ from core.problems import InputError, Problem
 from core.stats.heuristics import RULES, SENTIMENT_THRESHOLDS
 from core.stats.quality import QUALITY_RULES
 from core.stats.scales import LEVELS
-from core.stats.systems import CORRECTIONS, RESAMPLINGS
-from core.stats.systems import TESTS as SYSTEM_TESTS
+from core.stats.systems_choices import CORRECTIONS, RESAMPLINGS
+from core.stats.systems_choices import TESTS as SYSTEM_TESTS
 from core.stats.trust import MAX_EXACT_LIMIT, VARIANTS
 
 __all__ = [

@@ -30,20 +30,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 from scipy import sparse, stats
 
 from core.stats._types import BoolArray, FloatArray, IntArray
-
-Resampling = Literal["sources", "sources_and_annotators"]
-TestName = Literal["permutation", "wilcoxon"]
-Correction = Literal["holm", "bonferroni", "none"]
-RESAMPLINGS: tuple[str, ...] = ("sources", "sources_and_annotators")
-TESTS: tuple[str, ...] = ("permutation", "wilcoxon")
-CORRECTIONS: tuple[str, ...] = ("holm", "bonferroni", "none")
+from core.stats.systems_choices import (  # noqa: F401  (re-exported: the settings' choices)
+    CORRECTIONS,
+    RESAMPLINGS,
+    TESTS,
+    Correction,
+    Resampling,
+    TestName,
+)
 
 # Resamples × answers per block of the two-way bootstrap: bounds its memory.
 _BLOCK_CELLS = 4_000_000
