@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test test-fast lint messages bench bench-load vendor clean
+.PHONY: run test test-fast lint messages bench bench-load kernels vendor clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,9 +19,22 @@ $(VENV)/.test-deps: requirements.txt requirements-dev.txt | $(BIN)/python
 	$(BIN)/pip install -q -r requirements-dev.txt
 	touch $@
 
+## kernels: compile the analyses' numba kernels into their on-disk cache (core/stats/__pycache__),
+## so that no researcher's first analysis pays for it; again whenever a kernel's source changes
+## (numba keys its cache by the source file). run, test and bench depend on it; its stamp lives
+## beside the cache, so that a checkout whose cache is gone compiles again.
+KERNELS := core/stats/kernels.py core/stats/_bootstrap_compiled.py \
+	core/stats/_competence_compiled.py core/stats/_subsets_compiled.py
+KERNELS_STAMP := core/stats/__pycache__/kernels.stamp
+$(KERNELS_STAMP): $(VENV)/.run-deps $(KERNELS)
+	$(BIN)/python -m core.stats.kernels
+	touch $@
+
+kernels: $(KERNELS_STAMP)
+
 ## run: install, migrate, load the demo, serve on http://$(HOST):$(PORT) with one Celery worker
 ## and one Celery beat (the periodic sweep of jobs)
-run: $(VENV)/.run-deps
+run: $(VENV)/.run-deps $(KERNELS_STAMP)
 	$(BIN)/python manage.py migrate --noinput -v0
 	$(BIN)/python manage.py collectstatic --noinput -v0
 	SITE_URL=http://$(HOST):$(PORT) $(BIN)/python manage.py seed_demo
@@ -42,7 +55,7 @@ run: $(VENV)/.run-deps
 PYTEST_WORKERS ?= auto
 SERIAL_LOG ?= $(or $(CONCORD_VAR_DIR),var)/test-serial.log
 WORKER_LOG ?= $(or $(CONCORD_VAR_DIR),var)/test-worker.log
-test: $(VENV)/.test-deps lint
+test: $(VENV)/.test-deps $(KERNELS_STAMP) lint
 	@command -v chromium >/dev/null 2>&1 || [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null \
 	  || { echo "Installing Chromium for the browser tests (apt)"; \
 	       apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
@@ -84,7 +97,7 @@ messages: $(VENV)/.run-deps
 	$(BIN)/python manage.py makemessages -l fr --ignore=.venv --ignore=var
 	$(BIN)/python manage.py compilemessages --ignore=.venv
 
-bench: $(VENV)/.test-deps
+bench: $(VENV)/.test-deps $(KERNELS_STAMP)
 	$(BIN)/python -m bench.trust
 	$(BIN)/python -m bench.crowd
 	$(BIN)/python -m bench.export

@@ -261,30 +261,45 @@ class TrustInput:
         return 0 if self.ratings is None else int(self.ratings.shape[0])
 
 
+def _answered_rows(data: StudyData, view: ScaleView, rows: BoolArray | None) -> BoolArray:
+    """The rows of ``rows`` (None: every row) with an answer on ``view``'s scale."""
+    answered: BoolArray = ~np.isnan(view.values)
+    return answered if rows is None else rows & answered
+
+
+def _trust_skipped(data: StudyData, s: AnalysisSettings) -> bool:
+    """Whether trust is not computed at all (more than ``trust_max_annotators``)."""
+    return s.trust_max_annotators is not None and data.n_annotators > s.trust_max_annotators
+
+
 def _trust_input(question: str, data: StudyData, view: ScaleView, rows: BoolArray | None,
                  items: str, s: AnalysisSettings) -> TrustInput:
-    keep = np.ones(data.item.size, bool) if rows is None else rows
-    present = np.unique(data.annotator[keep & ~np.isnan(view.values)])
-    if s.trust_max_annotators is not None and data.n_annotators > s.trust_max_annotators:
+    answered = _answered_rows(data, view, rows)
+    present = np.unique(data.annotator[answered])
+    if _trust_skipped(data, s):
         return TrustInput(question, view.name, items, s.level, view.domain, present, None)
-    dense = np.full((data.n_annotators, data.n_items), np.nan)
-    dense[data.annotator[keep], data.item[keep]] = view.values[keep]
-    # Annotators without any answer here cannot be scored; they are left out of the subsets.
-    return TrustInput(question, view.name, items, s.level, view.domain, present, dense[present])
+    # Annotators without any answer here cannot be scored; they are left out of the subsets:
+    # one row per present annotator (their rank in ``present``), nan where not rated.  Built
+    # only when trust is computed: at 2 000 annotators × 100 000 items it is 1.6 GB.
+    dense = np.full((present.size, data.n_items), np.nan)
+    dense[np.searchsorted(present, data.annotator[answered]), data.item[answered]] = \
+        view.values[answered]
+    return TrustInput(question, view.name, items, s.level, view.domain, present, dense)
 
 
 
-def _trust_samples(inp: TrustInput, s: AnalysisSettings) -> tuple[int, float, str | None]:
-    """Return the subsets the sampled estimate of ``inp`` draws within ``trust_budget_s``, the
-    estimated seconds, and the reason it is not computed at all (``None``: it is)."""
-    assert inp.ratings is not None
-    n_items, n_values = int(inp.ratings.shape[1]), len(inp.domain)
-    n = samples_within(s.trust_budget_s, k=inp.k, n_items=n_items, n_values=n_values,
+def _trust_samples(k: int, n_items: int, domain: Sequence[float], s: AnalysisSettings
+                   ) -> tuple[int, float, str | None]:
+    """Return the subsets the sampled estimate of ``k`` annotators on ``n_items`` items draws
+    within ``trust_budget_s``, the estimated seconds, and the reason it is not computed at all
+    (``None``: it is)."""
+    n_values = len(domain)
+    n = samples_within(s.trust_budget_s, k=k, n_items=n_items, n_values=n_values,
                        wanted=s.trust_samples)
     least = min(MIN_SAMPLES, s.trust_samples)
     if n >= least:
-        return n, sampled_seconds(k=inp.k, n_items=n_items, n_values=n_values, n_samples=n), None
-    needed = sampled_seconds(k=inp.k, n_items=n_items, n_values=n_values, n_samples=least)
+        return n, sampled_seconds(k=k, n_items=n_items, n_values=n_values, n_samples=n), None
+    needed = sampled_seconds(k=k, n_items=n_items, n_values=n_values, n_samples=least)
     return 0, needed, (f"the sampled estimate would take about {needed:.0f} s even with "
                        f"{least} subsets, more than the {s.trust_budget_s:g} s allowed "
                        "(setting trust_budget_s)")
@@ -295,25 +310,29 @@ def _trust(question: str, data: StudyData, view: ScaleView, rows: BoolArray | No
            given: TrustResult | None = None) -> dict[str, Any]:
     record: dict[str, Any] = {"question": question, "scale": view.name, "items": items,
                               "level": s.level, "variant": s.trust_variant, "mc_error": None}
-    inp = _trust_input(question, data, view, rows, items, s)
-    if inp.ratings is None:
+    if _trust_skipped(data, s):
         record.update(method=None, n_subsets=0, coefficients={a: None for a in names},
                       ranks={a: None for a in names}, outliers=[],
                       reason=f"more than {s.trust_max_annotators} annotators "
                              "(setting trust_max_annotators)")
         return record
-    present = inp.present
+    # Whether (and how) trust is computed depends on the present annotators only: the ratings
+    # (`_trust_input`) are built once it is, never for a reason alone.
+    present = np.unique(data.annotator[_answered_rows(data, view, rows)])
+    k = int(present.size)
     n_samples = s.trust_samples
-    if given is not None and len(given.coefficients) == inp.k:
+    if given is not None and len(given.coefficients) == k:
         result = given
     else:
-        if inp.k > s.trust_max_exact:
-            n_samples, estimate, reason = _trust_samples(inp, s)
+        if k > s.trust_max_exact:
+            n_samples, estimate, reason = _trust_samples(k, data.n_items, view.domain, s)
             record.update(samples_wanted=s.trust_samples, estimated_s=round(estimate, 3))
             if reason is not None:
                 record.update(method=None, n_subsets=0, coefficients={a: None for a in names},
                               ranks={a: None for a in names}, outliers=[], reason=reason)
                 return record
+        inp = _trust_input(question, data, view, rows, items, s)
+        assert inp.ratings is not None  # not skipped (above)
         result = trust_coefficients(inp.ratings, level=s.level, domain=view.domain,
                                     variant=cast(Variant, s.trust_variant), max_exact=s.trust_max_exact,
                                     n_samples=n_samples,
@@ -323,7 +342,7 @@ def _trust(question: str, data: StudyData, view: ScaleView, rows: BoolArray | No
         coefficients[names[j]] = value
     if result.method == "sampled":
         errors: dict[str, float | None] = {a: None for a in names}
-        for j, err in zip(present, result.mc_error or (None,) * inp.k, strict=True):
+        for j, err in zip(present, result.mc_error or (None,) * k, strict=True):
             errors[names[j]] = err
         record["mc_error"] = errors
     threshold = s.outlier_threshold

@@ -8,6 +8,8 @@ the API pages through them, and a document stored before /3 is read as it is.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from rest_framework.test import APIClient
@@ -21,12 +23,18 @@ from analysis.selectors import (
     study_checks,
     study_questions,
 )
-from analysis.services import analysis_run_complete, analysis_run_create, analysis_run_execute
+from analysis.services import (
+    _item_json,
+    analysis_run_complete,
+    analysis_run_create,
+    analysis_run_execute,
+)
 from core.results import (
     GAP_SAMPLE,
     ITEM_SECTIONS,
     LARGEST_GAPS,
     SAMPLED_AGGREGATE,
+    ItemRecords,
     build_results,
     gap_summaries,
 )
@@ -127,6 +135,23 @@ def test_a_large_panel_keeps_an_evenly_spaced_sample_and_its_largest_gaps():
     largest, sample = gap_summaries(block, ids, largest=3, sample=2000)
     assert largest == [7, 0, n - 1]  # 0.9, then |−0.5| and |0.5| in item id order
     assert sample == list(range(0, n, 6)) and len(sample) <= 2000
+
+
+def test_the_items_json_is_what_json_dumps_writes_of_their_rows():
+    # Built from the columns for speed; stored as the rows' json.dumps texts, value for value.
+    ids = [f"i{k}" for k in range(6)]
+    values = np.array([0.1, 1.0, -0.0, 1e-05, 1e16, 0.30000000000000004])
+    records = ItemRecords(ids, ["q1", "q2", "q3"],
+                          {"q1": np.array([1, 0, 1, 0, 0, 1], bool),
+                           "q3": np.array([1, 1, 0, 0, 0, 1], bool)})
+    for metric, present in (("m1", [0, 1, 2, 3, 4, 5]), ("m2", [1, 3, 5])):
+        item = np.array(present)
+        records.gaps.append(("q1", ItemGapBlock("raw", "mean", metric, item, np.zeros(item.size),
+                                                values[item] * 3, values[item] * 3)))
+    rows = list(records.item_rows())
+    assert _item_json(records) == ([r[1] for r in rows], [json.dumps(r[2]) for r in rows],
+                                   [json.dumps(r[3]) for r in rows])
+    assert _item_json(records)[2][0] == "[0.30000000000000004, null]"
 
 
 def test_item_records_stream_in_order_and_filter(coref):
