@@ -9,6 +9,9 @@ COPY . .
 # weak key would be refused).
 RUN SECRET_KEY="$(python -c 'import secrets; print(secrets.token_urlsafe(50))')" \
     python manage.py collectstatic --noinput -v0
+# The analyses' compiled kernels, into their on-disk cache now, so that no first analysis pays
+# for their compilation (`make kernels` does the same on a checkout).
+RUN python -m core.stats.kernels
 RUN useradd --system concord && mkdir -p /var/lib/concord && chown concord /var/lib/concord
 USER concord
 EXPOSE 8000
