@@ -520,7 +520,8 @@ def with_annotators(doc: Mapping[str, Any], keep: Iterable[str]) -> dict[str, An
             view[section] = [r for r in records if not isinstance(r, Mapping)
                              or _weights_kept(r, kept)]
         elif any(isinstance(r, Mapping) and "annotator" in r for r in records[:1]):
-            view[section] = [r for r in records if not isinstance(r, Mapping)
+            view[section] = [r for r in records
+                             if not (type(r) is dict or isinstance(r, Mapping))
                              or r.get("annotator") in kept or r.get("annotator") == "all"]
     return view
 

@@ -44,8 +44,16 @@ class _Context:
         rows = self.doc.get(section)
         if not isinstance(rows, list):
             return []
-        return [r for r in rows if isinstance(r, Mapping)
-                and all(r.get(k) == v for k, v in match.items())]
+        wanted = tuple(match.items())
+        out = []
+        for r in rows:  # a crowd study's sections hold thousands: no generator per record
+            if type(r) is dict or isinstance(r, Mapping):
+                for k, v in wanted:
+                    if not r.get(k) == v:
+                        break
+                else:
+                    out.append(r)
+        return out
 
     @property
     def annotators(self) -> list[str]:
