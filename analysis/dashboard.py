@@ -488,14 +488,17 @@ def flagged_annotators(doc: Mapping[str, Any]) -> list[str]:
     return sorted(names, key=_annotator_key)
 
 
-def shown_annotators(doc: Mapping[str, Any], *, limit: int | None = SHOWN_ANNOTATORS
-                     ) -> list[str] | None:
+def shown_annotators(doc: Mapping[str, Any], *, limit: int | None = SHOWN_ANNOTATORS,
+                     flagged: list[str] | None = None) -> list[str] | None:
     """The annotators the page shows: None for all of them (at most ``limit``, or ``limit``
-    None), else ``limit`` of them, the flagged ones first."""
+    None), else ``limit`` of them, the flagged ones first. ``flagged``: the document's
+    `flagged_annotators` when the caller has them already."""
     names = [str(n) for n in doc.get("annotators", [])]
     if limit is None or len(names) <= limit:
         return None
-    first = [n for n in flagged_annotators(doc) if n in set(names)]
+    present = set(names)  # once, not once per flagged annotator (quadratic at thousands)
+    flagged = flagged_annotators(doc) if flagged is None else flagged
+    first = [n for n in flagged if n in present]
     chosen = set(first)
     return (first + [n for n in names if n not in chosen])[:limit]
 
@@ -517,7 +520,8 @@ def with_annotators(doc: Mapping[str, Any], keep: Iterable[str]) -> dict[str, An
             view[section] = [r for r in records if not isinstance(r, Mapping)
                              or _weights_kept(r, kept)]
         elif any(isinstance(r, Mapping) and "annotator" in r for r in records[:1]):
-            view[section] = [r for r in records if not isinstance(r, Mapping)
+            view[section] = [r for r in records
+                             if not (type(r) is dict or isinstance(r, Mapping))
                              or r.get("annotator") in kept or r.get("annotator") == "all"]
     return view
 

@@ -85,7 +85,8 @@ def _results(document: dict[str, Any], *, question: str | None, scale: str | Non
         "levels": LEVELS,
         **_tables(document, scale=scale),
         "charts": _charts_by_section(build_charts(document, question=question, scale=scale,
-                                                  level=document["settings"].get("level"))),
+                                                  level=document["settings"].get("level"),
+                                                  viewed=True)),
         "settings_used": document["settings"],
         "systems": systems_section(document, scale=scale),
         # The Systems section's method page is docs/statistics/systems.md: linked when served.
@@ -107,11 +108,14 @@ def _annotators_shown(document: dict[str, Any], *, everyone: bool,
     """A crowd's thousands of annotators: their tables and charts show SHOWN_ANNOTATORS, the
     flagged first, unless the page is asked for all of them. Return what the page says of the
     annotators shown and the document for them only, or None when every one is shown."""
-    shown = tables.shown_annotators(document, limit=None if everyone
-                                    else tables.SHOWN_ANNOTATORS)
+    everyone = everyone or len(document.get("annotators", [])) <= tables.SHOWN_ANNOTATORS
+    if everyone:
+        return None
+    ordered = tables.flagged_annotators(document)  # read once: the pass over every record
+    shown = tables.shown_annotators(document, limit=tables.SHOWN_ANNOTATORS, flagged=ordered)
     if shown is None:
         return None
-    flagged = set(tables.flagged_annotators(document))
+    flagged = set(ordered)
     params = query.copy()
     params["annotators"] = "all"
     named = [a for a in shown if a in flagged]

@@ -38,7 +38,7 @@ __all__ = [
 
 
 def build_charts(doc: dict, *, question: str | None = None, scale: str = "raw",
-                 level: str | None = None) -> list[Chart]:
+                 level: str | None = None, viewed: bool = False) -> list[Chart]:
     """Return the charts of a results document for one question and one scale.
 
     `question` selects the question (a key of the document's `questions`; None or an unknown key:
@@ -47,12 +47,14 @@ def build_charts(doc: dict, *, question: str | None = None, scale: str = "raw",
     weights); heuristics, correlations, timing and noise (one row per scale) do not depend on it.
     `level` is the analysis level: it picks the trust record and is marked in the alpha chart;
     None means the run's (`settings.level`). Sections that are empty (or have no record for the
-    scale) give no chart.
+    scale) give no chart. ``viewed``: ``doc`` is already `question_view(doc, question)` (the
+    dashboard's), so it is not filtered again (a crowd study's records are read once).
     """
     doc = doc if isinstance(doc, Mapping) else {}
     whole = doc  # the comparisons charts are every comparative question's, titled by its key
     several = len(question_keys(doc)) > 1
-    doc = question_view(doc, question)
+    if not viewed:
+        doc = question_view(doc, question)
     settings = _mapping(doc.get("settings"))
     run_level = _text(settings.get("level")) or "ordinal"
     ctx = _Context(doc=doc, settings=settings, scale=str(scale), level=level or run_level)

@@ -46,8 +46,9 @@ def _thin_scatter(rows: list[dict[str, Any]], metrics: list[str]) -> tuple[list[
     """Keep at most MAX_SCATTER_POINTS evenly spaced items per metric, plus its largest gaps."""
     kept: list[dict[str, Any]] = []
     left_out = 0
+    grouped = _by_metric(rows)
     for metric in metrics:
-        panel = [r for r in rows if r["metric"] == metric]
+        panel = grouped.get(metric, [])
         if len(panel) > MAX_SCATTER_POINTS:
             every = set(range(0, len(panel), -(-len(panel) // MAX_SCATTER_POINTS)))
             sample = [r for i, r in enumerate(panel) if i in every or r["largest"]]
@@ -91,10 +92,19 @@ def _drawn(row: Mapping[str, Any]) -> bool:
     return row["human"] is not None and row["metric_value"] is not None
 
 
+def _by_metric(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The rows of each metric, in their order: one pass, not one per metric panel."""
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        grouped.setdefault(r["metric"], []).append(r)
+    return grouped
+
+
 def _mark_largest(rows: list[dict[str, Any]], metrics: list[str]) -> None:
     """Mark each metric's three largest absolute gaps (ties: by item) as ``largest``."""
+    grouped = _by_metric(rows)
     for metric in metrics:
-        ranked = sorted((r for r in rows if r["metric"] == metric and r["abs_gap"] is not None
+        ranked = sorted((r for r in grouped.get(metric, []) if r["abs_gap"] is not None
                          and _drawn(r)),
                         key=lambda r: (-r["abs_gap"], r["item"]))
         for r in ranked[:3]:
@@ -105,8 +115,9 @@ def _left_out_of_sample(rows: list[dict[str, Any]], metrics: list[str], totals: 
                         aggregate: str | None) -> int:
     """A stored document's points are already a sample: what it leaves out is what the run's
     item table holds beyond it."""
-    return sum(max(0, totals.get(f"{aggregate}\t{m}", 0)
-                   - sum(1 for r in rows if r["metric"] == m)) for m in metrics)
+    grouped = _by_metric(rows)
+    return sum(max(0, totals.get(f"{aggregate}\t{m}", 0) - len(grouped.get(m, [])))
+               for m in metrics)
 
 
 def _scatter_panel(metric: str, rows: list[dict[str, Any]], aggregate: str | None,
@@ -115,7 +126,7 @@ def _scatter_panel(metric: str, rows: list[dict[str, Any]], aggregate: str | Non
     x_title, y_title = f"human {aggregate}, rescaled to 0–1", "metric value"
     axis_x = {"type": "quantitative", "title": x_title, "scale": {"domain": [0, 1]}}
     axis_y = {"type": "quantitative", "title": y_title, "scale": {"domain": [0, 1]}}
-    missing = sum(1 for r in rows if r["metric"] == metric and not _drawn(r))
+    missing = sum(1 for r in rows if not _drawn(r))  # the rows are the metric's (_by_metric)
     title: dict[str, Any] = {"text": metric}
     if missing:
         title["subtitle"] = f"{missing} item{'s' if missing > 1 else ''} without a value"
@@ -171,7 +182,9 @@ def _gaps_scatter(ctx: _Context) -> Chart | None:
         thinned = _left_out_of_sample(rows, metrics, totals, aggregate)
     tooltip = [_tip("item"), _tip("metric"), _qtip("human", f"human {aggregate} (0–1)"),
                _qtip("metric_value", "metric"), _qtip("gap", "gap (metric − human)", "+.3f")]
-    panels = [_scatter_panel(metric, rows, aggregate, tooltip) for metric in metrics]
+    grouped = _by_metric(rows)
+    panels = [_scatter_panel(metric, grouped.get(metric, []), aggregate, tooltip)
+              for metric in metrics]
     return _chart("gaps-scatter", "gaps", f"Metric vs human per item ({ctx.scale} scale)",
                   _scatter_description(ctx.scale, aggregate, thinned), rows, concat=panels,
                   columns=4)

@@ -44,8 +44,16 @@ class _Context:
         rows = self.doc.get(section)
         if not isinstance(rows, list):
             return []
-        return [r for r in rows if isinstance(r, Mapping)
-                and all(r.get(k) == v for k, v in match.items())]
+        wanted = tuple(match.items())
+        out = []
+        for r in rows:  # a crowd study's sections hold thousands: no generator per record
+            if type(r) is dict or isinstance(r, Mapping):
+                for k, v in wanted:
+                    if not r.get(k) == v:
+                        break
+                else:
+                    out.append(r)
+        return out
 
     @property
     def annotators(self) -> list[str]:
@@ -168,8 +176,13 @@ def _holds(predicate: Mapping[str, Any], row: Mapping[str, Any]) -> bool | None:
     return None
 
 
-def _draws_nothing(layer: Mapping[str, Any], rows: list[dict]) -> bool:
-    """True when the layer's filters leave none of the inline rows (so it would draw nothing)."""
+def _draws_nothing(layer: Mapping[str, Any], rows: list[dict],
+                   index: dict[str, dict[Any, list[dict]] | None] | None = None) -> bool:
+    """True when the layer's filters leave none of the inline rows (so it would draw nothing).
+
+    ``index``: the rows by the value of each field an ``equal`` filter tests, built as needed
+    and shared by the layers of one spec, so that a filter on one metric of a scatter reads
+    that metric's rows rather than every panel's."""
     if "data" in layer:
         return False
     filters = []
@@ -177,24 +190,55 @@ def _draws_nothing(layer: Mapping[str, Any], rows: list[dict]) -> bool:
         if "filter" not in step:
             return False  # fold, lookup...: not evaluated here
         filters.append(step["filter"])
-    results = [[_holds(f, row) for f in filters] for row in rows]
-    if any(r is None for result in results for r in result):
+    if not rows:
+        return True
+    # Whether a predicate can be evaluated depends on its shape, never on the row: decided once,
+    # then only the rows that can pass are read, until the first one every filter keeps.
+    if any(_holds(f, rows[0]) is None for f in filters):
         return False
-    return not any(all(result) for result in results)
+    candidates = rows
+    if index is not None:
+        for f in filters:
+            if "equal" in f and "not" not in f and "valid" not in f:
+                candidates = _rows_equal(rows, index, f["field"], f["equal"])
+                break
+    return not any(all(_holds(f, row) for f in filters) for row in candidates)
 
 
-def _prune(node: Any, rows: list[dict]) -> None:
+def _rows_equal(rows: list[dict], index: dict[str, dict[Any, list[dict]] | None], field: str,
+                value: Any) -> list[dict]:
+    """The rows whose ``field`` equals ``value`` (all the rows when a value is not hashable)."""
+    if field not in index:
+        grouped: dict[Any, list[dict]] = {}
+        try:
+            for row in rows:
+                grouped.setdefault(row.get(field), []).append(row)
+            index[field] = grouped
+        except TypeError:
+            index[field] = None
+    by = index[field]
+    if by is None:
+        return rows
+    try:
+        return by.get(value, [])
+    except TypeError:
+        return rows
+
+
+def _prune(node: Any, rows: list[dict],
+           index: dict[str, dict[Any, list[dict]] | None] | None = None) -> None:
     """Drop the layers that would draw nothing: Vega warns on the extent of an empty field."""
     if not isinstance(node, dict):
         return
+    index = {} if index is None else index
     layers = node.get("layer")
     if isinstance(layers, list):
-        kept = [layer for layer in layers if not _draws_nothing(layer, rows)]
+        kept = [layer for layer in layers if not _draws_nothing(layer, rows, index)]
         node["layer"] = kept or layers[:1]
     for key in ("layer", "hconcat", "vconcat", "concat"):
         for child in node.get(key) or []:
-            _prune(child, rows)
-    _prune(node.get("spec"), rows)
+            _prune(child, rows, index)
+    _prune(node.get("spec"), rows, index)
 
 
 def _valid(field: str) -> dict[str, Any]:

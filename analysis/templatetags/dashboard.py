@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import re
+
 from django import template
 
 register = template.Library()
@@ -124,19 +127,31 @@ def note(notes, reason) -> str:
 def cited(text: str) -> str:
     """Escape ``text`` and link each author–year citation of a work docs/references.md lists
     ("Solomon et al. 2021" or "Solomon et al. (2021)") to its entry, as `cite` does."""
-    import re
-
     from django.urls import reverse
     from django.utils.html import escape
     from django.utils.safestring import mark_safe
 
-    from analysis.methods import reference_anchor, reference_keys
+    from analysis.methods import reference_keys
 
     html = str(escape(text or ""))
     url = reverse("analysis:references")
-    for key in reference_keys():
+    for pattern, anchor in _citations(tuple(reference_keys())):
+        html = pattern.sub(lambda m, anchor=anchor: (
+            f'<a class="cite" href="{url}#{anchor}">{m[0]}</a>'), html)
+    return mark_safe(html)  # noqa: S308 - escaped above; only our links added
+
+
+@functools.lru_cache(maxsize=4)
+def _citations(keys: tuple[str, ...]) -> tuple[tuple[re.Pattern[str], str], ...]:
+    """Each work's citation pattern and anchor, compiled once per list of works (every chart's
+    description is read through `cited`)."""
+    from django.utils.html import escape
+
+    from analysis.methods import reference_anchor
+
+    out = []
+    for key in keys:
         authors, year = key.rsplit(" ", 1)
         pattern = re.compile(rf"(?<![\w>]){re.escape(str(escape(authors)))} (\()?{year}\b(?(1)\))")
-        html = pattern.sub(lambda m, key=key: (
-            f'<a class="cite" href="{url}#{reference_anchor(key)}">{m[0]}</a>'), html)
-    return mark_safe(html)  # noqa: S308 - escaped above; only our links added
+        out.append((pattern, reference_anchor(key)))
+    return tuple(out)
