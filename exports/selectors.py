@@ -103,11 +103,7 @@ def export_is_large(*, study: Study, what: str) -> bool:
 # analysis.selectors) and the current revision's receipt time. Rows are ordered by annotator in
 # pseudonym order (each annotator's lowest response id: a presentation's first revision is its
 # lowest id), then by position, presentation and question.
-_CURRENT_SQL = """
-SELECT first.participant_id, item.external_id, first.presentation, cur.position, question.key,
-       answer.value, answer.missing, answer.comment, cur.revision, first.active_ms,
-       cur.received_at, cur.source, item.is_control, first.item_id, answer.question_id,
-       item.role, item.system, item.source
+_CURRENT_FROM = """
 FROM {response} first
 JOIN {participant} p ON p.id = first.participant_id
 JOIN {response} cur ON cur.participant_id = first.participant_id
@@ -115,10 +111,15 @@ JOIN {response} cur ON cur.participant_id = first.participant_id
 JOIN {answer} answer ON answer.response_id = cur.id
 JOIN {question} question ON question.id = answer.question_id
 JOIN {item} item ON item.id = first.item_id
-WHERE p.study_id = %s AND first.revision = 1
+WHERE p.study_id = %s AND first.revision = 1{only}
 ORDER BY MIN(first.id) OVER (PARTITION BY first.participant_id), cur.position IS NULL,
          cur.position, first.presentation, first.id, question.position
 """
+_CURRENT_SQL = """
+SELECT first.participant_id, item.external_id, first.presentation, cur.position, question.key,
+       answer.value, answer.missing, answer.comment, cur.revision, first.active_ms,
+       cur.received_at, cur.source, item.is_control, first.item_id, answer.question_id,
+       item.role, item.system, item.source""" + _CURRENT_FROM.replace("{only}", "")
 # Every revision of every answered presentation, in the same order, revisions in order.
 _REVISIONS_SQL = """
 SELECT r.participant_id, item.external_id, r.presentation, r.position, r.revision, r.is_current,
@@ -343,18 +344,8 @@ def _json(value: Any) -> Any:
 # Every current answer to a comparative question, in the order of the responses export.
 _JUDGMENTS_SQL = """
 SELECT first.participant_id, item.external_id, question.key, question.kind, answer.choice,
-       answer.value, answer.missing, answer.comment, cur.revision, cur.received_at
-FROM {response} first
-JOIN {participant} p ON p.id = first.participant_id
-JOIN {response} cur ON cur.participant_id = first.participant_id
-     AND cur.item_id = first.item_id AND cur.presentation = first.presentation AND cur.is_current
-JOIN {answer} answer ON answer.response_id = cur.id
-JOIN {question} question ON question.id = answer.question_id
-JOIN {item} item ON item.id = first.item_id
-WHERE p.study_id = %s AND first.revision = 1 AND question.kind <> 'scale'
-ORDER BY MIN(first.id) OVER (PARTITION BY first.participant_id), cur.position IS NULL,
-         cur.position, first.presentation, first.id, question.position
-"""
+       answer.value, answer.missing, answer.comment, cur.revision, cur.received_at""" + \
+    _CURRENT_FROM.replace("{only}", " AND question.kind <> 'scale'")
 
 
 def judgment_rows(*, study: Study) -> Iterator[tuple[object, ...]]:
