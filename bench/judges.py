@@ -86,9 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     built = time.perf_counter() - t0
     settings = AnalysisSettings()
     doc: dict[str, Any] = {}
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     judges_records(doc, [question], [], judges, answers, settings)
-    seconds = time.perf_counter() - t0
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     tracemalloc.start()
     judges_records({}, [question], [], judges, answers, settings)
     peak_mb = tracemalloc.get_traced_memory()[1] / 2**20
@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     size = len(json.dumps(doc))
     print(f"study: {args.items} items × {args.annotators} annotators (pool {args.pool}), "
           f"{args.judges} judges, {args.systems} systems; built in {built:.1f} s")
-    print(f"judges section: {seconds:.2f} s, peak {peak_mb:.0f} MB (tracemalloc), "
+    print(f"judges section: {seconds:.2f} s ({cpu:.2f} s of CPU), peak {peak_mb:.0f} MB (tracemalloc), "
           f"{len(doc['judges'])} records, {size / 1024:.0f} KiB of JSON")
     for rec in doc["judges"][:3]:
         alt = rec["alt_test"]
@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
               f"passed={alt['passed']}, τ(systems)={rec['systems']['kendall_tau']['value']}")
     ok = seconds <= TARGET_S
     print(json.dumps({"bench": "judges", "items": args.items, "annotators": args.annotators,
-                      "judges": args.judges, "seconds": round(seconds, 3),
+                      "judges": args.judges, "seconds": round(seconds, 3), "cpu_seconds": round(cpu, 3),
                       "peak_mb": round(peak_mb, 1), "json_bytes": size,
                       "target_s": TARGET_S, "ok": ok}))
     return 0 if ok else 1
