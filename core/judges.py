@@ -180,9 +180,9 @@ def judge_answers_stream(
     if not scales and not comparative:
         errors.add("this study has no question yet: add its questions before a judge's answers")
         return JudgeStream(errors, warnings, iter(()))
-    label_problem = _label_problem(run)
-    if label_problem:
-        errors.add(f"the run's label {label_problem}", column="run")
+    problem = label_problem(run)
+    if problem:
+        errors.add(f"the run's label {problem}", column="run")
         return JudgeStream(errors, warnings, iter(()))
     text = decode(data, errors, max_bytes=max_bytes) if isinstance(data, bytes) \
         else open_text(data, errors, max_bytes=max_bytes)
@@ -238,7 +238,7 @@ def duplicate_message(run: str, question: str, item: str, earlier: int) -> str:
             f"about {_short(item)!r} on line {earlier}")
 
 
-def _label_problem(label: str) -> str:
+def label_problem(label: str) -> str:
     """Why a run's label (or a judge's name) cannot be stored, or ""."""
     label = label.strip()
     if not label:
@@ -284,11 +284,13 @@ def _columns(header: Sequence[str], errors: Collector, warnings: list[str], *,
         errors.add("the required columns are missing: item,value for scale questions, "
                    "items,choice for comparative ones", line=1)
         return None
-    if scale_file and not scales:
+    # A file of both kinds (the judges export) is read row by row: only a file of one kind
+    # the study does not ask is refused whole.
+    if scale_file and not compare_file and not scales:
         errors.add("this study has no scale question: answer its comparative questions with "
                    "items,choice columns", line=1)
         ok = False
-    if compare_file and not comparative:
+    if compare_file and not scale_file and not comparative:
         errors.add("this study has no comparative question: answer its scale questions with "
                    "item,value columns", line=1)
         ok = False
@@ -353,7 +355,7 @@ class _Reader:
         run = self.cell(cells, "run") or self.run
         ok = True
         if run not in self.labels:
-            problem = _label_problem(run)
+            problem = label_problem(run)
             if problem:
                 errors.add(f"the run's label {problem}", line=line, column="run")
                 ok = False
