@@ -53,10 +53,10 @@ def judges_page(request: HttpRequest, study: Study) -> HttpResponse:
             error = exc
         else:
             messages.success(request, ngettext(
-                "Imported %(n)d answer of %(judge)s into run %(runs)s.",
+                "Imported %(n)d answers of %(judge)s into run %(runs)s.",
                 "Imported %(n)d answers of %(judge)s into runs %(runs)s.",
-                done.answers) % {"n": done.answers, "judge": done.judge.name,
-                                 "runs": ", ".join(done.runs)})
+                len(done.runs)) % {"n": done.answers, "judge": done.judge.name,
+                                   "runs": ", ".join(done.runs)})
             for warning in done.warnings:
                 messages.warning(request, warning)
             return redirect("judges:list", slug=study.slug)

@@ -63,8 +63,8 @@ def test_a_comparative_judge_replays_with_its_judgments(alice):
     comparison_add(study, "c-ab", ["d1-a", "d1-b"])
     comparison_add(study, "c-cd", ["d1-c", "=d1-d"])
     judge_answers_upload(study=study, name="gpt", filename="c.csv", data=(
-        "items,choice,strength,run\nd1-b|d1-a,d1-a,much,1\n'=d1-d|d1-c,tie,,1\n"
-        "d1-a|d1-b,d1-b,slightly,2\n").encode())
+        b"items,choice,strength,run\nd1-b|d1-a,d1-a,much,1\n'=d1-d|d1-c,tie,,1\n"
+        b"d1-a|d1-b,d1-b,slightly,2\n"))
     study.status = Study.Status.CLOSED
     study.save()
     csv = b"".join(export_open(study=study, what="judges", fmt="csv").chunks)
