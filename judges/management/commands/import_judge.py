@@ -3,15 +3,21 @@
 from argparse import ArgumentParser
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from core.judges import DEFAULT_RUN
 from core.problems import InputError
 from judges.services import judge_answers_upload
-from studies.management.commands._common import add_max_bytes, cli_max_bytes, get_study, read_file
+from studies.management.commands._common import (
+    DataCommand,
+    add_max_bytes,
+    cli_max_bytes,
+    get_study,
+    read_file,
+)
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = (
         "Import an LLM judge's answers into a study, kept apart from the annotators' "
         "(docs/judges.md): a long file item,value[,question,run,rationale] for scale questions, "
