@@ -168,6 +168,8 @@ def settings_form_field(path: str, *, required: bool = False) -> forms.Field:
         return forms.IntegerField(min_value=spec.low, max_value=spec.high, **common)
     if spec.kind == "float":
         return forms.FloatField(min_value=spec.low, max_value=spec.high, **common)
+    if spec.kind == "bool":  # a ticked box is true; a required one would have to be ticked
+        return forms.BooleanField(**{**common, "required": False})
     return PseudonymsField(**common)
 
 
@@ -472,7 +474,7 @@ class StudySettingsForm(forms.Form):
         self.with_forms = with_forms
         for path, spec in knobs().items():
             self.fields[_field_name(path)] = settings_form_field(
-                path, required=not spec.optional and spec.kind != "pseudonyms")
+                path, required=not spec.optional and spec.kind not in ("pseudonyms", "bool"))
         self.draft = draft
         if not draft:
             for name, field in self.fields.items():
