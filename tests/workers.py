@@ -60,6 +60,26 @@ def stop_worker(worker: subprocess.Popen) -> None:
         worker.wait()
 
 
+def wait_while_moving(predicate, progress, *, idle: float, cap: float, what: str):
+    """Wait for ``predicate`` as long as ``progress()`` keeps changing: fail after ``idle``
+    seconds without a change, or after ``cap`` seconds in all.  For waits whose length follows
+    the machine's load (a chord of chunks on a busy CI machine), where a fixed timeout fails a
+    run that was only slow, yet a run that stopped moving still fails fast enough."""
+    start = time.monotonic()
+    seen, changed = progress(), start
+    while (now := time.monotonic()) - start < cap:
+        value = predicate()
+        if value:
+            return value
+        current = progress()
+        if current != seen:
+            seen, changed = current, now
+        elif now - changed > idle:
+            pytest.fail(f"{what}: nothing moved for {idle:.0f} s (last {seen!r})")
+        time.sleep(0.2)
+    pytest.fail(f"timed out after {cap:.0f} s waiting for {what} (last {seen!r})")
+
+
 def wait_for(predicate, timeout: float, what: str):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

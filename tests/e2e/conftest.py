@@ -30,7 +30,7 @@ def browser():
 def page(browser):
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
-    page.set_default_timeout(15_000)
+    page.set_default_timeout(30_000)
     page.csp_violations = []
     page.on("console", lambda msg: "Content Security Policy" in msg.text
             and page.csp_violations.append(msg.text))
@@ -43,7 +43,7 @@ def phone(browser):
     context = browser.new_context(viewport={"width": 375, "height": 740}, is_mobile=True,
                                   has_touch=True)
     page = context.new_page()
-    page.set_default_timeout(15_000)
+    page.set_default_timeout(30_000)
     yield page
     context.close()
 
@@ -67,7 +67,7 @@ def sized(browser):
                                       is_mobile=phone, has_touch=phone)
         contexts.append(context)
         page = context.new_page()
-        page.set_default_timeout(15_000)
+        page.set_default_timeout(30_000)
         page.csp_violations = []
         page.on("console", lambda msg: "Content Security Policy" in msg.text
                 and page.csp_violations.append(msg.text))

@@ -2,12 +2,13 @@ import argparse
 import json
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from analysis.selectors import full_document
 from analysis.services import analysis_run_create, analysis_run_execute
 from core.results import SCHEMA
 from core.settings import Knob, knobs
+from studies.management.commands._common import DataCommand
 from studies.models import Study
 
 
@@ -23,7 +24,7 @@ def _set_value(text: str):
         return text
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = ("Run every analysis of a study synchronously (the same service the Celery job runs), "
             f"store the run and write the results document {SCHEMA} (every question).")
 

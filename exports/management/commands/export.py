@@ -3,7 +3,7 @@ from argparse import ArgumentParser
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from core.files import atomic_write
 from exports.services import (
@@ -14,10 +14,10 @@ from exports.services import (
     export_open,
     export_validate,
 )
-from studies.management.commands._common import get_study
+from studies.management.commands._common import DataCommand, get_study
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = (
         "Export a study: responses (long format: csv, jsonl, parquet), revisions (every "
         "revision of every answer: csv, jsonl), matrix (annotator × item, "

@@ -1,14 +1,14 @@
 from argparse import ArgumentParser
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from core.problems import InputError
 from imports.bundles import bundle_import
-from studies.management.commands._common import read_file, resolve_owner
+from studies.management.commands._common import DataCommand, read_file, resolve_owner
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = (
         "Replay a methods bundle (the bundle export's zip): create a closed study with its "
         "definition, items, every revision of every answer with its duration, and the run's "

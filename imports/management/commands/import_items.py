@@ -1,11 +1,12 @@
 from argparse import ArgumentParser
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from core.metrics.formats import FORMATS
 from core.problems import Collector, InputError
 from studies.management.commands._common import (
+    DataCommand,
     add_max_bytes,
     cli_max_bytes,
     get_study,
@@ -14,7 +15,7 @@ from studies.management.commands._common import (
 from studies.services import coref_items_import, items_import
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = (
         "Import items into a draft study from CSV/TSV or JSONL: columns id (required), text or "
         "text_a/text_b, control (0/1), metric:<name>, feature:<name>, meta:<name>. Coreference "

@@ -2,12 +2,13 @@ import csv
 from argparse import ArgumentParser
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotation.responses_import import responses_import
 from core.problems import InputError
 from core.responses import FORMATS, Upload
 from studies.management.commands._common import (
+    DataCommand,
     add_max_bytes,
     cli_max_bytes,
     get_study,
@@ -20,7 +21,7 @@ def _columns(text: str) -> list[str]:
     return [c.strip() for c in next(csv.reader([text]), []) if c.strip()]
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = (
         "Import responses collected elsewhere. wide: one row per annotator (--annotator-column), "
         "one column per item (header = item id, or mapped by --item-map CSV column,item); a "

@@ -1,10 +1,11 @@
 from argparse import ArgumentParser
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from core.problems import InputError
 from studies.management.commands._common import (
+    DataCommand,
     add_max_bytes,
     cli_max_bytes,
     get_study,
@@ -13,7 +14,7 @@ from studies.management.commands._common import (
 from studies.services import system_scores_import
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = (
         "Import system-level metric scores into a study from a CSV with the columns system, "
         "metric, value (one row per system and metric; header in any case). The file replaces "

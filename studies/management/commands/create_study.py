@@ -1,14 +1,14 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from core.problems import InputError
 from studies.definitions import load_definition
 from studies.presets import preset_names
 from studies.services import study_create, study_create_from_definition
 
-from ._common import read_file, resolve_owner
+from ._common import DataCommand, read_file, resolve_owner
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = (
         "Create a study from a definition file (JSON or TOML; see docs/commands.md) or from a "
         "scale preset: `create_study --definition FILE` or `create_study SLUG --preset NAME`."

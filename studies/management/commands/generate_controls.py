@@ -1,12 +1,12 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from core.problems import InputError
 from studies.services import controls_generate
 
-from ._common import get_study
+from ._common import DataCommand, get_study
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = (
         "Add N random control pairs to a draft sentence-pair study, built from its own sentences "
         "(never a sentence with its own partner); --seed makes the draw reproducible (default: "
