@@ -33,8 +33,7 @@ import numpy as np
 from core.data import QuestionData
 from core.judges import JudgeAnswers, JudgeInfo
 from core.results.comparisons import Judgments, _levels
-
-JUDGE_PREFIX = "judge: "
+from core.results.judges import JUDGE_ANNOTATOR_PREFIX as JUDGE_PREFIX
 
 
 def judge_annotator(name: str) -> str:
