@@ -393,8 +393,8 @@ def demo_systems_study(*, owner: User, slug: str = "demo-systems", seed: int = 2
                      sorted(comparisons.values(), key=lambda c: c.position)])
     for fields in DEMO_JUDGES:
         judge = judge_create(study=study, **fields)
-        judge_answers_import(study=study, judge=judge, data=files[judge.name],
-                             filename=f"{judge.name}.csv")
+        judge_answers_import(study=study, judge=judge, data=files[fields["name"]],
+                             filename=f"{fields['name']}.csv")
     return DemoStudy(study=study, participants=participants,
                      behaviours={p.pk: ("position-bias" if n == POSITION_BIASED else "reliable")
                                  for n, p in enumerate(participants)})
