@@ -63,9 +63,9 @@ def judge_chart(record: Mapping[str, Any]) -> Chart | None:
     low = min(min(r["judge"], r["humans"]) for r in rows)
     high = max(max(r["judge"], r["humans"]) for r in rows)
     domain = [low, high] if high > low else [low - 1, high + 1]
-    x = {"field": "judge", "type": "quantitative", "scale": {"domain": domain, "nice": False},
+    x = {"field": "judge", "type": "quantitative", "scale": {"domain": domain, "nice": False, "zero": False},
          "title": f"{judge}'s {'choice value' if comparative else 'answer'}"}
-    y = {"field": "humans", "type": "quantitative", "scale": {"domain": domain, "nice": False},
+    y = {"field": "humans", "type": "quantitative", "scale": {"domain": domain, "nice": False, "zero": False},
          "title": "the people's " + ("mean choice value" if comparative else "mean answer")}
     tooltip = [_qtip("judge", "judge"), _qtip("humans", "people (mean)"),
                _tip("items", "items", kind="quantitative")]
