@@ -168,8 +168,11 @@ def settings_form_field(path: str, *, required: bool = False) -> forms.Field:
         return forms.IntegerField(min_value=spec.low, max_value=spec.high, **common)
     if spec.kind == "float":
         return forms.FloatField(min_value=spec.low, max_value=spec.high, **common)
-    if spec.kind == "bool":  # a ticked box is true; a required one would have to be ticked
-        return forms.BooleanField(**{**common, "required": False})
+    if spec.kind == "bool":  # a choice, not a box: an unticked box could not say "not given"
+        # "False"/"True": what str() of the initial value is, so the select shows it
+        return forms.TypedChoiceField(choices=[("False", "no"), ("True", "yes")],
+                                      coerce=lambda v: v in (True, "True"),
+                                      empty_value=None, **common)
     return PseudonymsField(**common)
 
 
@@ -474,7 +477,7 @@ class StudySettingsForm(forms.Form):
         self.with_forms = with_forms
         for path, spec in knobs().items():
             self.fields[_field_name(path)] = settings_form_field(
-                path, required=not spec.optional and spec.kind not in ("pseudonyms", "bool"))
+                path, required=not spec.optional and spec.kind != "pseudonyms")
         self.draft = draft
         if not draft:
             for name, field in self.fields.items():

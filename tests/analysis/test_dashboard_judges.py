@@ -189,6 +189,9 @@ def test_the_view_with_judges_is_labelled_on_the_page_the_runs_and_the_exports(a
     runs = re.search(r'<table class="table compact" id="runs">.*?</table>', html, flags=re.S)[0]
     assert 'class="badge with-judges">with judges' in runs
     assert "the results exports below come from a run that analysed the LLM judges" in html
+    # the rerun form starts from the run's settings: the view with judges, until set to no
+    assert re.search(r'<select name="judges_as_annotators"[^>]*>\s*<option value="False">no'
+                     r'</option>\s*<option value="True" selected>yes', html)
     export = export_open(study=study, what="judge_results", fmt="csv")
     assert export.filename == f"{study.slug}-judge_results-with-judges.csv"
     rows = list(csv.DictReader(io.StringIO(b"".join(export.chunks).decode())))
@@ -220,3 +223,20 @@ def test_another_researcher_cannot_see_the_section(bob, study):
     assert bob_client.get(reverse("analysis:dashboard", args=[study.slug])).status_code == 404
     assert bob_client.get(reverse("exports:download", args=[study.slug, "judge_results",
                                                             "csv"])).status_code == 404
+
+
+def test_the_rerun_form_asks_for_the_view_with_judges_and_leaves_it_to_the_study_unasked():
+    from analysis.forms import RunForm
+    from core.settings import AnalysisSettings
+
+    main = {"level": "ordinal", "trust_variant": "paper", "simple_threshold": 3}
+    form = RunForm(data={**main, "judges_as_annotators": "True", "judge_epsilon": "0.1"})
+    assert form.is_valid(), form.errors
+    settings = form.run_settings(base=AnalysisSettings())
+    assert settings.judges_as_annotators is True and settings.judge_epsilon == 0.1
+    form = RunForm(data=main)
+    assert form.is_valid(), form.errors
+    base = AnalysisSettings(judges_as_annotators=True)
+    assert form.run_settings(base=base).judges_as_annotators is True
+    form = RunForm(data={**main, "judge_epsilon": "1"})
+    assert not form.is_valid() and "judge_epsilon" in form.errors
