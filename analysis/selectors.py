@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -448,16 +450,62 @@ def run_settings(*, study: Study, run_id: int) -> dict | None:
             .values_list("settings", flat=True).first())
 
 
-def latest_run(*, study: Study, fields: Sequence[str] | None = None) -> AnalysisRun | None:
+def latest_run(*, study: Study, fields: Sequence[str] | None = None,
+               kept: bool = False) -> AnalysisRun | None:
     """Return the newest finished run, or None: the one that finished last (the highest id among
     runs that finished at the same time). The one place that says which run the dashboard, its
     charts, the annotator pages, the API and the exports read. ``fields``: the columns to read
-    (its id always), all when None. One query."""
+    (its id always), all when None. One query.
+
+    ``kept``: read every column but the results document, which comes from `run_document`:
+    decoded once per process (for the pages that only read it: the dashboard, its charts, the
+    annotator page), else one more query the first time."""
     from .models import AnalysisRun
 
     runs = (AnalysisRun.objects.filter(study=study, status=AnalysisRun.Status.DONE)
             .order_by("-finished_at", "-id"))
+    if kept:
+        run = runs.defer("results").first()
+        if run is not None:
+            run.results = run_document(run_id=run.pk, finished_at=run.finished_at)
+        return run
     return (runs if fields is None else runs.only(*fields)).first()
+
+
+# A finished run's document never changes (a new analysis is a new run), so the pages that read
+# it keep the last KEPT_DOCUMENTS decoded: the document of a 10⁶-answer study is 7.4 MB of JSON,
+# whose reading (PostgreSQL writing the jsonb out as text, Python decoding it) was about 40 % of
+# the dashboard's time; each process (a gunicorn worker) keeps its own, about 40 MB each at that
+# size. The pages must not change what they read (tests/analysis/test_kept_documents.py renders
+# every view of the dashboard and compares the kept document with the stored one after).
+KEPT_DOCUMENTS = 2
+_kept: OrderedDict[tuple[int, Any], dict[str, Any]] = OrderedDict()
+_kept_lock = threading.Lock()
+
+
+def kept_documents_clear() -> None:
+    """Forget the kept documents (each test starts without them: a rolled-back SQLite database
+    gives a run's id again)."""
+    with _kept_lock:
+        _kept.clear()
+
+
+def run_document(*, run_id: int, finished_at: Any) -> dict[str, Any]:
+    """Return a finished run's results document, decoded once per process (see `_kept`)."""
+    from .models import AnalysisRun
+
+    key = (run_id, finished_at)
+    with _kept_lock:
+        document = _kept.get(key)
+        if document is not None:
+            _kept.move_to_end(key)
+            return document
+    document = AnalysisRun.objects.values_list("results", flat=True).get(pk=run_id)
+    with _kept_lock:
+        _kept[key] = document
+        while len(_kept) > KEPT_DOCUMENTS:
+            _kept.popitem(last=False)
+    return document
 
 
 RECENT_RUNS = 5  # runs listed on the dashboard
@@ -478,7 +526,7 @@ def dashboard_data(*, study: Study) -> DashboardData:
 
     runs = list(AnalysisRun.objects.filter(study=study).defer("results")
                 .order_by("-created_at", "-id")[:RECENT_RUNS])
-    finished = latest_run(study=study)
+    finished = latest_run(study=study, kept=True)
     # The completion rate counts consenting people only: an invitation link never opened (and
     # nobody who merely opened the open link: no participant exists before consent) is no one.
     people = study.participants.aggregate(

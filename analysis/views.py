@@ -73,7 +73,7 @@ def annotator(request: HttpRequest, study: Study, pseudonym: str) -> HttpRespons
                              .first())
     if not participant:
         raise Http404("No annotator has this pseudonym")
-    finished = latest_run(study=study)
+    finished = latest_run(study=study, kept=True)
     answers = annotator_answers(participant_id=participant.pk)
     question, document, scale = _selection(request, finished.results if finished else {})
     key = document.get("question")
@@ -129,7 +129,7 @@ def run_status(request: HttpRequest, study: Study, run_id: int) -> JsonResponse:
 
 
 def _chart(request: HttpRequest, study: Study, name: str):
-    finished = latest_run(study=study, fields=("results",))
+    finished = latest_run(study=study, kept=True)
     if finished is None:
         raise Http404("No finished analysis yet")
     question, document, scale = _selection(request, finished.results)

@@ -133,6 +133,7 @@ INSTALLED_APPS = [
     "imports",
     "jobs",
     "analysis",
+    "judges",
     "exports",
     "demo",
     "tokens",

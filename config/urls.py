@@ -62,6 +62,7 @@ urlpatterns = [
     path("", include("studies.urls")),
     path("", include("imports.urls")),
     path("", include("analysis.urls")),
+    path("", include("judges.urls")),
     path("", include("exports.urls")),
     path("", include("tokens.urls")),
     # The API's map is for researchers, like the API: 401 for an anonymous client (as every API

@@ -38,6 +38,8 @@ from core.formats import (
     zip_chunks,
 )
 from jobs.services import job_done, job_enqueue, job_fail, job_progress, job_start
+from judges.bundles import ANSWERS_MEMBER, JUDGES_MEMBER
+from judges.selectors import JUDGE_COLUMNS, judge_answer_rows, judges_info, study_has_judges
 from studies.models import Question, Study
 from studies.selectors import study_definition
 
@@ -94,6 +96,8 @@ WHATS: dict[str, tuple[str, ...]] = {
     "comparison_scores": ("csv", "jsonl", "parquet"),
     # The judges section of the results (the judges' answers are exported apart).
     "judge_results": ("csv", "jsonl"),
+    # The LLM judges' answers with their metadata (docs/judges.md), never the people's.
+    "judges": ("csv", "jsonl"),
 }
 # The columns of the `labels` export: one row per item × question × scale × method.
 LABEL_COLUMNS = ("item", "question", "scale", "method", "label", "probability", "entropy",
@@ -181,6 +185,8 @@ def export_open(*, study: Study, what: str, fmt: str | None = None,
         chunks = jsonl_chunks(tally("events", event_rows(study=study)))
     elif what == "judgments":
         chunks = judgments_chunks(study, fmt, tally)
+    elif what == "judges":
+        chunks = _judges_chunks(study, fmt, tally)
     elif what == "comparison_scores":
         assert document is not None  # a result export (RESULT_EXPORTS): read above
         chunks = scores_chunks(document, fmt, tally)
@@ -448,6 +454,15 @@ def _system_scores_chunks(study: Study, tally: _Tally) -> Iterator[bytes]:
         study=study)))
 
 
+def _judges_chunks(study: Study, fmt: str, tally: _Tally) -> Iterator[bytes]:
+    """The judges' answers, one row per answer with the judge's metadata (`JUDGE_COLUMNS`),
+    as `import_judge` reads them back; every text cell neutralised in CSV."""
+    rows = tally("judges", judge_answer_rows(study=study))
+    if fmt == "csv":
+        return csv_chunks(JUDGE_COLUMNS, rows)
+    return jsonl_chunks(dict(zip(JUDGE_COLUMNS, row, strict=True)) for row in rows)
+
+
 def _bundle_chunks(study: Study, document: dict[str, Any], tally: _Tally) -> Iterator[bytes]:
     meta = bundle_settings(study=study, document=document)
     members: list[tuple[str, Callable[[], Iterable[bytes]]]] = [
@@ -478,6 +493,10 @@ def _bundle_chunks(study: Study, document: dict[str, Any], tally: _Tally) -> Ite
         # The system-level metric scores (docs/systems.md), when the study has any.
         *([("system_scores.csv", lambda: _system_scores_chunks(study, tally))]
           if study.system_scores.exists() else []),
+        # The LLM judges and their answers (docs/judges.md), when the study has any.
+        *([(JUDGES_MEMBER, lambda: [_json_bytes(judges_info(study=study))]),
+           (ANSWERS_MEMBER, lambda: _judges_chunks(study, "csv", tally))]
+          if study_has_judges(study=study) else []),
         # The study as `create_study --definition` and `import_bundle` read it.
         (BUNDLE_DEFINITION, lambda: [_json_bytes(bundle_definition(study=study,
                                                                    document=document))]),

@@ -9,7 +9,8 @@ whole import is one transaction: a problem anywhere leaves nothing behind.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
 
@@ -48,7 +49,7 @@ REPLAY_DIFFERS = (("generated_at",), ("study", "run"), ("study", "code_version")
 
 @dataclass(frozen=True)
 class BundleImport:
-    """What a replay created."""
+    """What a replay created (``parts``: what the registered parts stored, by name)."""
 
     study: Study
     items: int
@@ -56,6 +57,21 @@ class BundleImport:
     presentations: int
     revisions: int
     answers: int
+    parts: dict[str, int] = field(default_factory=dict)
+
+
+# The parts of a bundle that an app above this one stores (the judges: `judges.apps`), which
+# `imports` may not import: each registers its members and its replay from its `ready()`. A
+# replay is called, inside the import's transaction, when the bundle holds any of its members,
+# with those members' bytes; it returns counts and raises `InputError` to refuse the bundle.
+BundleReplay = Callable[..., Mapping[str, int]]
+_PARTS: list[tuple[tuple[str, ...], BundleReplay]] = []
+
+
+def bundle_part_register(*, members: tuple[str, ...], replay: BundleReplay) -> None:
+    """Register a part of the bundle replayed by another app (once per process)."""
+    if (members, replay) not in _PARTS:
+        _PARTS.append((members, replay))
 
 
 def bundle_limits() -> ZipLimits:
@@ -78,7 +94,8 @@ def bundle_import(*, data: bytes, filename: str, owner: User,
     """
     name = PurePath(filename).name or "bundle.zip"
     members = bundle_members(data, filename=name,
-                             wanted={*REQUIRED, "settings.json", SCORES, PARTICIPANTS},
+                             wanted={*REQUIRED, "settings.json", SCORES, PARTICIPANTS,
+                                     *(m for names, _ in _PARTS for m in names)},
                              required=[m for m in REQUIRED if m != BUNDLE_DEFINITION],
                              limits=bundle_limits())
     if BUNDLE_DEFINITION not in members:
@@ -122,8 +139,14 @@ def bundle_import(*, data: bytes, filename: str, owner: User,
             annotators={p.annotator for p in presented},
             max_bytes=settings.CONCORD_BUNDLE_MAX_UNPACKED_BYTES,
         ) if PARTICIPANTS in members else {}
-        counts = _store(study=study, presented=presented, states=states,
-                        label=f"replayed from {name}")
+        counts: dict[str, Any] = _store(study=study, presented=presented, states=states,
+                                        label=f"replayed from {name}")
+        parts: dict[str, int] = {}
+        for names, replay in _PARTS:
+            given = {m: members[m] for m in names if m in members}
+            if given:
+                parts.update(replay(study=study, members=given, name=name, user=owner))
+        counts["parts"] = parts
         now = timezone.now()
         Study.objects.filter(pk=study.pk).update(status=Study.Status.CLOSED,
                                                  status_changed_at=now)

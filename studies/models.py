@@ -348,6 +348,9 @@ class StudyEvent(models.Model):
         COMPARISONS = "comparisons", _("Comparisons built")
         SYSTEM_SCORES = "system_scores", _("System-level scores imported")
         SYSTEM_SCORES_DELETE = "system_scores_delete", _("System-level scores deleted")
+        JUDGE_ANSWERS = "judge_answers", _("Judge's answers imported")
+        JUDGE_RUN_DELETE = "judge_run_delete", _("Judge's run deleted")
+        JUDGE_DELETE = "judge_delete", _("Judge deleted")
 
     study = models.ForeignKey(Study, null=True, blank=True, on_delete=models.SET_NULL,
                               related_name="events")

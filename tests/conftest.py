@@ -75,6 +75,9 @@ def _own_cache(request):
     from django.conf import settings
     from django.test import override_settings
 
+    from analysis.selectors import kept_documents_clear
+
+    kept_documents_clear()  # nor the decoded run documents of the pages
     prefix = f"test-{uuid.uuid4().hex}"
     caches = {name: {**conf, "KEY_PREFIX": prefix} for name, conf in settings.CACHES.items()}
     with override_settings(CACHES=caches):
