@@ -9,8 +9,10 @@ from __future__ import annotations
 import csv
 import io
 import itertools
+import re
 
 import numpy as np
+import pytest
 from scipy import stats
 
 from demo.services import (
@@ -77,3 +79,29 @@ def test_the_second_run_shows_every_pair_the_other_way_round():
 
 def test_the_files_are_the_same_every_time():
     assert rows("first-shown-judge") == rows("first-shown-judge")
+
+
+@pytest.mark.django_db
+def test_the_systems_demo_fills_the_judges_section_on_the_first_visit():
+    from django.core.management import call_command
+    from django.test import Client
+
+    from studies.models import Study
+
+    call_command("seed_demo", stdout=io.StringIO())
+    study = Study.objects.get(slug="demo-systems")
+    client = Client()
+    client.force_login(study.owner)
+    html = client.get(f"/studies/{study.slug}/results/").content.decode()
+    section = re.search(r'<section class="card" id="judges".*?</section>', html, flags=re.S)
+    assert section, "no Judges section"
+    rows = re.findall(r'<tr class="judge-row (\w+)" data-judge="([^"]+)" '
+                      r'data-question="([^"]+)"', section[0])
+    assert {(judge, question) for _, judge, question in rows} == {
+        (j, q) for j in ("careful-judge", "first-shown-judge")
+        for q in ("adequacy", "fluency", "preference")}
+    verdicts = {(judge, question): v for v, judge, question in rows}
+    assert verdicts[("careful-judge", "adequacy")] == "pass"
+    assert verdicts[("first-shown-judge", "preference")] == "fail"
+    assert "may replace an annotator of this study at ε = 0.2" in section[0]
+    assert 'id="with-judges-banner"' not in html  # the people's results, judges beside them
