@@ -392,8 +392,8 @@ def demo_systems_study(*, owner: User, slug: str = "demo-systems", seed: int = 2
         comparisons=[(c.external_id, list(c.outputs)) for c in
                      sorted(comparisons.values(), key=lambda c: c.position)])
     for fields in DEMO_JUDGES:
-        judge = judge_create(study=study, **fields)
-        judge_answers_import(study=study, judge=judge, data=files[fields["name"]],
+        made = judge_create(study=study, **fields)
+        judge_answers_import(study=study, judge=made, data=files[fields["name"]],
                              filename=f"{fields['name']}.csv")
     return DemoStudy(study=study, participants=participants,
                      behaviours={p.pk: ("position-bias" if n == POSITION_BIASED else "reliable")
