@@ -39,6 +39,8 @@ def _api_field(spec: Knob) -> serializers.Field:
         return serializers.IntegerField(allow_null=spec.optional, **common)
     if spec.kind == "float":
         return serializers.FloatField(allow_null=spec.optional, **common)
+    if spec.kind == "bool":
+        return serializers.BooleanField(**common)
     return serializers.ListField(child=serializers.CharField(), **common)
 
 

@@ -19,6 +19,7 @@ from jobs.selectors import job_status
 from . import dashboard as tables
 from .charts import Chart, build_charts
 from .dashboard_comparisons import comparisons_section
+from .dashboard_judges import is_with_judges, judges_section
 from .dashboard_systems import systems_section
 from .forms import RunForm
 from .methods import METHODS
@@ -93,6 +94,12 @@ def _results(document: dict[str, Any], *, question: str | None, scale: str | Non
         "systems_method": "systems" in METHODS,
         # Every comparative question's section, whichever question the rest of the page shows.
         "comparative": comparisons_section(whole),
+        # Every judge × question, whichever question the rest of the page shows; the method
+        # page is docs/statistics/judges.md: linked when served.
+        "judged": judges_section(whole),
+        "judges_method": "judges" in METHODS,
+        # The view with judges (judges analysed as annotators): said above every section.
+        "with_judges": is_with_judges(whole),
     })
     context["notes"] = tables.dashboard_notes(
         alpha=context["alpha_tables"], duplicates=context["duplicates"], flags=context["flags"],

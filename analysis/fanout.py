@@ -43,7 +43,7 @@ from core.stats.trust import TrustPartial, fingerprint, plan_chunks, trust_chunk
 from jobs.services import job_start
 
 from .models import AnalysisRun, TrustChunk, TrustPlan
-from .selectors import QuestionData, study_questions
+from .selectors import QuestionData, study_judges, study_questions
 from .services import analysis_run_complete, analysis_run_fail, peak_rss_reset
 
 PROGRESS = (5, 60)  # the chunks move a run from 5 % to 60 %; the finisher from 60 % to 100 %
@@ -75,7 +75,12 @@ def _fanout_keys(inputs: Mapping[str, TrustInput], settings: AnalysisSettings) -
 
 
 def _inputs(run: AnalysisRun, data: list[QuestionData]) -> dict[str, TrustInput]:
-    return {inp.key: inp for inp in trust_inputs(data, settings=run.analysis)}
+    # The view with judges computes trust with the judges among the annotators: the plan and
+    # the finisher read them both, as `analysis_run_complete` does, so the ratings agree.
+    judges, answers = (study_judges(study=run.study) if run.analysis.judges_as_annotators
+                       else ([], []))
+    return {inp.key: inp for inp in trust_inputs(data, settings=run.analysis, judges=judges,
+                                                 judge_answers=answers)}
 
 
 def _pack(ratings: np.ndarray) -> bytes:

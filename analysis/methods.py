@@ -52,6 +52,8 @@ METHOD_SETTINGS: Mapping[str, tuple[str, ...]] = {
                 "systems_permutations", "systems_alpha", "bootstrap_confidence", "seed"),
     "comparisons": ("comparisons_bootstrap", "comparisons_splits", "bootstrap_confidence",
                     "seed"),
+    "judges": ("judge_epsilon", "judge_q", "judges_as_annotators", "level", "bootstrap_samples",
+               "bootstrap_confidence", "seed"),
 }
 
 # A link's target (a path relative to docs/) -> (page name or REFERENCES, fragment)
@@ -306,6 +308,8 @@ def settings_rows(name: str, used: Mapping[str, Any]) -> list[SettingRow]:
 def _shown(value: Any, labels: Mapping[str, str] | None) -> str:
     if value is None:
         return "automatic (empty)"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     if isinstance(value, (list, tuple)):
         return ", ".join(map(str, value)) or "none"
     if labels and value in labels:

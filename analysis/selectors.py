@@ -24,7 +24,9 @@ from core.data import (
     item_columns,
     question_data_from_answers,
 )
+from core.judges import JudgeAnswers, JudgeInfo
 from core.results import Judgments, expand_gaps, judgments_from_choices
+from judges.selectors import judges_for_analysis
 from studies.models import Item, Participant, Question, Study, SystemScore
 from studies.selectors import pseudonyms
 
@@ -379,6 +381,14 @@ def study_judgments(*, study: Study) -> list[Judgments]:
                                    metrics=metric_columns, rows=by_question[q.key],
                                    annotators=order, prompt=q.prompt, options=q.comparison)
             for q in questions]
+
+
+def study_judges(*, study: Study) -> tuple[list[JudgeInfo], list[JudgeAnswers]]:
+    """Load a study's LLM judges and every run of their answers (``judges`` app: one query per
+    table). A run hands them to the results builder beside the people's answers, never inside
+    them: only the judges section reads them, unless the run asks for the view with judges."""
+    judges, answers = judges_for_analysis(study=study)
+    return list(judges), list(answers)
 
 
 def _number(value: Any) -> float:

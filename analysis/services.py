@@ -27,7 +27,13 @@ from jobs.services import job_done, job_enqueue, job_fail, job_progress, job_sta
 from studies.models import Study
 
 from .models import AnalysisRun, ItemGap, ItemLabel, RunItem
-from .selectors import QuestionData, study_checks, study_judgments, study_questions
+from .selectors import (
+    QuestionData,
+    study_checks,
+    study_judges,
+    study_judgments,
+    study_questions,
+)
 
 
 @functools.cache
@@ -160,6 +166,7 @@ def analysis_run_complete(*, run: AnalysisRun, data: list[QuestionData] | None =
         if data is None:
             data = study_questions(study=study)
         judgments = study_judgments(study=study)
+        judges, judge_answers = study_judges(study=study)
         loaded = time.perf_counter()
         document, records = build_results_split(
             data,
@@ -171,6 +178,8 @@ def analysis_run_complete(*, run: AnalysisRun, data: list[QuestionData] | None =
             checks=study_checks(study=study),
             clock=clock,
             comparisons=judgments,
+            judges=judges,
+            judge_answers=judge_answers,
         )
     except Exception as exc:
         analysis_run_fail(run_id=run.pk, error=exc)

@@ -104,12 +104,13 @@ class Knob:
     """What one setting accepts, and how a form or a command presents it.
 
     ``kind``: ``choice`` (one of ``choices``), ``int``, ``float`` (ints are accepted and stored
-    as floats; never NaN or infinite), ``pseudonyms`` (a list of ``A<n>``).  ``low``/``high``
+    as floats; never NaN or infinite), ``bool`` (true or false, never 0/1), ``pseudonyms`` (a
+    list of ``A<n>``).  ``low``/``high``
     bound numbers (``open_low``/``open_high``: strictly); ``optional``: ``None`` is allowed
     (its meaning is in ``help``).
     """
 
-    kind: Literal["choice", "int", "float", "pseudonyms"]
+    kind: Literal["choice", "int", "float", "bool", "pseudonyms"]
     label: str
     help: str
     choices: tuple[str, ...] = ()
@@ -130,6 +131,8 @@ class Knob:
             return None
         if self.kind == "pseudonyms":
             return self._pseudonyms_problem(value)
+        if self.kind == "bool":
+            return None if isinstance(value, bool) else f"must be true or false, not {value!r}"
         if self.kind == "int" and (isinstance(value, bool) or not isinstance(value, int)):
             return f"must be an integer, not {value!r}"
         if self.kind == "float":
@@ -441,6 +444,25 @@ class AnalysisSettings:
                                     label="Comparisons: split-half splits",
                                     help="random splits of the annotators into two halves "
                                          "averaged by the split-half reliability")
+    # The judges analysis (docs/statistics/judges.md): the alternative annotator test of
+    # Calderon et al. (2025), whose ε the paper recommends at 0.2 for expert annotators (0.1
+    # for crowd workers), its p-values adjusted by Benjamini and Yekutieli (2001) at q.
+    judge_epsilon: float = _knob(0.2, kind="float", low=0.0, high=1.0, open_low=True,
+                                 open_high=True, label="Judges: cost advantage ε",
+                                 help="the alternative annotator test's ε: how much a judge's "
+                                      "alignment may fall short of an annotator's and still "
+                                      "win against them, for being cheaper (Calderon et al. "
+                                      "2025 recommend 0.2 for experts, 0.1 for crowd workers)")
+    judge_q: float = _knob(0.05, kind="float", low=0.0, high=1.0, open_low=True, open_high=True,
+                           label="Judges: false discovery rate q",
+                           help="the level of the Benjamini–Yekutieli procedure over the "
+                                "annotators of the alternative annotator test")
+    judges_as_annotators: bool = _knob(False, kind="bool",
+                                       label="Judges as annotators (the “with judges” view)",
+                                       help="off: judges' answers enter no statistic about the "
+                                            "people; on: each judge's first run is analysed as "
+                                            "one more annotator, named “judge: <name>”, and "
+                                            "every page of the run says “with judges”")
     heuristics: HeuristicSettings = _section(HeuristicSettings)
     quality: QualitySettings = _section(QualitySettings)
 

@@ -35,6 +35,7 @@ from core.comparative import judgment_clean, shown_order
 from core.items import coref_annotation, coref_plain_text
 from core.metrics.formats import Document, Mention
 from core.responses import Cell
+from judges.services import judge_answers_import, judge_create
 from studies.models import Item, Participant, Study, SystemScore
 from studies.services import (
     items_import,
@@ -385,6 +386,15 @@ def demo_systems_study(*, owner: User, slug: str = "demo-systems", seed: int = 2
                 events=[["shown", 0], ["answer", ms]]))
     responses_store(study=study, annotators=[AnnotatorRow(participant=p) for p in participants],
                     responses=responses, consented=True, checks_scored=True)
+    # Two LLM judges beside the people (issue 27): stored apart, compared in the Judges section.
+    files = demo_judge_files(
+        quality=quality, systems={external: system for external, (system, _, _) in truth.items()},
+        comparisons=[(c.external_id, list(c.outputs)) for c in
+                     sorted(comparisons.values(), key=lambda c: c.position)])
+    for fields in DEMO_JUDGES:
+        made = judge_create(study=study, **fields)
+        judge_answers_import(study=study, judge=made, data=files[fields["name"]],
+                             filename=f"{fields['name']}.csv")
     return DemoStudy(study=study, participants=participants,
                      behaviours={p.pk: ("position-bias" if n == POSITION_BIASED else "reliable")
                                  for n, p in enumerate(participants)})
@@ -428,6 +438,66 @@ def _judgment(comparison: Item, quality: dict[str, float], rng: np.random.Genera
     value, choice = judgment_clean("pairwise", PAIRWISE_OPTIONS,
                                    comparison.outputs, {"shown": shown, "pick": pick})
     return value, choice, int(rng.lognormal(2.5, 0.35) * 1000)
+
+
+# The systems demo's two LLM judges (issue 27, point 4): answers files as a judge's import reads
+# them (`judges.services.judge_answers_import`; docs/judges.md), two runs each. The careful one
+# rates close to the planted quality (noise JUDGE_NOISE["careful"]) and picks the better output
+# of a pair; the other rates more noisily and picks the output shown first in FIRST_SHOWN_BIAS
+# of its judgments whatever they say. Run 2 shows every pair in the order opposite to run 1,
+# so the order consistency has pairs to read. Their draws come from generators of their own:
+# the people's answers (and every number about them) do not move.
+DEMO_JUDGES: tuple[dict[str, Any], ...] = (
+    {"name": "careful-judge", "model": "demo-llm-large", "version": "2026-10",
+     "prompt": "Rate the translation 1–5 for adequacy and fluency; pick the better of two.",
+     "date": "2026-11-01", "temperature": 0.0,
+     "notes": "planted: close to the true quality, a little noise"},
+    {"name": "first-shown-judge", "model": "demo-llm-small", "version": "2026-10",
+     "prompt": "Rate the translation 1–5 for adequacy and fluency; pick the better of two.",
+     "date": "2026-11-01", "temperature": 1.0,
+     "notes": "planted: prefers the output shown first; noisier ratings"},
+)
+JUDGE_NOISE = {"careful-judge": 0.35, "first-shown-judge": 1.1}
+FIRST_SHOWN_BIAS = 0.8
+JUDGE_RUNS = ("1", "2")
+
+
+def demo_judge_files(*, quality: dict[str, float], systems: dict[str, str],
+                     comparisons: list[tuple[str, list[str]]], seed: int = 27
+                     ) -> dict[str, bytes]:
+    """Return each demo judge's answers file (name → CSV bytes): both runs, both scale
+    questions of every output, the pairwise question of every comparison.
+
+    ``quality``: each output's planted adequacy (its fluency follows as the people's does);
+    ``systems``: each output's system; ``comparisons``: (id, outputs in canonical order)."""
+    names = list(SYSTEM_QUALITY)
+    offsets = [q[1] - q[0] for q in SYSTEM_QUALITY.values()]
+    files: dict[str, bytes] = {}
+    for n, judge in enumerate(DEMO_JUDGES):
+        name = judge["name"]
+        rows: list[dict[str, object]] = []
+        for r, run in enumerate(JUDGE_RUNS):
+            draw = np.random.default_rng([seed, n, r])
+            for item, adequacy in quality.items():
+                fluency = adequacy + offsets[names.index(systems[item])]
+                for key, mean in (("adequacy", adequacy), ("fluency", fluency)):
+                    value = int(np.clip(round(mean + draw.normal(0, JUDGE_NOISE[name])), 1, 5))
+                    rows.append({"item": item, "value": value, "items": "", "choice": "",
+                                 "question": key, "run": run})
+            for _, outputs in comparisons:
+                shown = list(outputs) if r == 0 else list(outputs)[::-1]
+                difference = (quality[shown[0]] - quality[shown[1]]
+                              + draw.normal(0, JUDGE_NOISE[name] / 2))
+                if name == "first-shown-judge" and draw.random() < FIRST_SHOWN_BIAS:
+                    pick = shown[0]
+                elif abs(difference) < TIE_MARGIN:
+                    pick = "tie"
+                else:
+                    pick = shown[0] if difference > 0 else shown[1]
+                rows.append({"item": "", "value": "", "items": "|".join(shown), "choice": pick,
+                             "question": PAIRWISE_KEY, "run": run})
+        files[name] = _csv(rows)
+    return files
 
 
 def demo_seed(*, reset: bool = False) -> tuple[object, list[DemoStudy]]:

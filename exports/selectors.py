@@ -611,8 +611,9 @@ def export_row_estimate(*, study: Study, what: str) -> int:
     from analysis.selectors import item_record_count, latest_results
     if what == "results":
         return 1
-    if what in SYSTEM_COLUMNS or what == "comparison_scores":
-        records = (latest_results(study=study) or {}).get(what)
+    if what in SYSTEM_COLUMNS or what in ("comparison_scores", "judge_results"):
+        section = "judges" if what == "judge_results" else what
+        records = (latest_results(study=study) or {}).get(section)
         return max(1, len(records) if isinstance(records, list) else 0)
     if what == "events":  # a response holds a handful of events: shown, select, answer, …
         return 5 * Response.objects.filter(participant__study=study).count()

@@ -44,6 +44,7 @@ from studies.models import Question, Study
 from studies.selectors import study_definition
 
 from .comparisons import judgments_chunks, score_records, scores_chunks
+from .judge_results import judge_result_rows, judge_results_chunks, with_judges_label
 from .models import ExportJob
 from .selectors import (
     CHOICE_COLUMN,
@@ -93,6 +94,8 @@ WHATS: dict[str, tuple[str, ...]] = {
     # Comparative questions (docs/exports.md): their judgments, and their scores.
     "judgments": ("csv", "jsonl", "parquet"),
     "comparison_scores": ("csv", "jsonl", "parquet"),
+    # The judges section of the results (the judges' answers are exported apart).
+    "judge_results": ("csv", "jsonl"),
     # The LLM judges' answers with their metadata (docs/judges.md), never the people's.
     "judges": ("csv", "jsonl"),
 }
@@ -102,7 +105,8 @@ LABEL_COLUMNS = ("item", "question", "scale", "method", "label", "probability", 
 # The columns of the `gaps` export: one row per item × question × scale × aggregate × metric
 # with both a human answer and a metric value (the ``item_gaps`` records of docs/results.md).
 GAP_COLUMNS = ("item", "question", "scale", "aggregate", "metric", "human", "metric_value", "gap")
-RESULT_EXPORTS = ("results", "bundle", "labels", "gaps", "comparison_scores", *SYSTEM_COLUMNS)
+RESULT_EXPORTS = ("results", "bundle", "labels", "gaps", "comparison_scores", "judge_results",
+                  *SYSTEM_COLUMNS)
 FORMATS = ("csv", "jsonl", "parquet", "json", "zip")
 TEXT_FORMATS = ("csv", "jsonl", "json")
 CONTENT_TYPES = {
@@ -186,6 +190,9 @@ def export_open(*, study: Study, what: str, fmt: str | None = None,
     elif what == "comparison_scores":
         assert document is not None  # a result export (RESULT_EXPORTS): read above
         chunks = scores_chunks(document, fmt, tally)
+    elif what == "judge_results":
+        assert document is not None  # a result export (RESULT_EXPORTS): read above
+        chunks = judge_results_chunks(document, fmt, tally)
     elif what == "results":
         chunks = iter([_json_bytes(document)])
     elif what == "labels":
@@ -200,7 +207,10 @@ def export_open(*, study: Study, what: str, fmt: str | None = None,
     else:
         assert document is not None  # the bundle, a result export (RESULT_EXPORTS): read above
         chunks = _bundle_chunks(study, document, tally)
-    return Export(what=what, fmt=fmt, filename=f"{study.slug}-{what}.{fmt}",
+    # A run of the view with judges (its judges analysed as annotators) says so in the name of
+    # every file made from it, so a download is never taken for the people's results.
+    label = "-with-judges" if document is not None and with_judges_label(document) else ""
+    return Export(what=what, fmt=fmt, filename=f"{study.slug}-{what}{label}.{fmt}",
                   content_type=CONTENT_TYPES[fmt], chunks=chunks, counts=counts)
 
 
@@ -472,6 +482,9 @@ def _bundle_chunks(study: Study, document: dict[str, Any], tally: _Tally) -> Ite
           if study_is_comparative(study=study) else []),
         *([("comparison_scores.csv", lambda: scores_chunks(document, "csv", tally))]
           if score_records(document) else []),
+        # The judges section, when the run compared judges with the people.
+        *([("judge_results.csv", lambda: judge_results_chunks(document, "csv", tally))]
+          if judge_result_rows(document) else []),
         # The systems analysis' tables, when the run has them.
         *[(f"{section}.csv", lambda section=section: _system_chunks(document, section, "csv",
                                                                       tally))

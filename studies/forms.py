@@ -168,6 +168,11 @@ def settings_form_field(path: str, *, required: bool = False) -> forms.Field:
         return forms.IntegerField(min_value=spec.low, max_value=spec.high, **common)
     if spec.kind == "float":
         return forms.FloatField(min_value=spec.low, max_value=spec.high, **common)
+    if spec.kind == "bool":  # a choice, not a box: an unticked box could not say "not given"
+        # "False"/"True": what str() of the initial value is, so the select shows it
+        return forms.TypedChoiceField(choices=[("False", "no"), ("True", "yes")],
+                                      coerce=lambda v: v in (True, "True"),
+                                      empty_value=None, **common)
     return PseudonymsField(**common)
 
 

@@ -11,7 +11,8 @@ the page renders them with the expression interpreter (strict CSP). See docs/cha
 The package: `vega` (the `Chart` record and the helpers every spec shares), `agreement` (trust,
 alpha, duplicates, noise), `quality` (timing, heuristics, correlations, one annotator's times) and
 `metrics` (metric–human gaps, error weights), `systems` (system means, pairwise tests) and
-`comparisons` (strengths with intervals, win probabilities); this module puts them together.
+`comparisons` (strengths with intervals, win probabilities), `judges` (an LLM judge's answers
+against the people's); this module puts them together.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from core.settings import LEVELS, RULES
 
 from .agreement import _alpha, _duplicates, _noise, _trust
 from .comparisons import comparison_charts
+from .judges import judge_charts
 from .metrics import MAX_SCATTER_POINTS, _gaps_mean, _gaps_scatter, _weights
 from .quality import RULE_TESTS, _correlations, _heuristics, _timing, annotator_timing_chart
 from .systems import _means as _system_means
@@ -67,6 +69,7 @@ def build_charts(doc: dict, *, question: str | None = None, scale: str = "raw",
                 chart = _titled(chart, f"{doc.get('question')}: {chart.title}")
             charts.append(chart)
     charts.extend(comparison_charts(whole))
+    charts.extend(judge_charts(whole))
     return charts
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 SECTIONS = ("trust", "duplicates", "timing", "heuristics", "gaps", "weights", "noise", "alpha",
-            "systems", "comparisons")
+            "systems", "comparisons", "judges")
 VEGA_LITE_SCHEMA = "https://vega.github.io/schema/vega-lite/v6.json"
 
 BLUE, RED, GREY, LIGHT, DARK = "#4c78a8", "#d6404e", "#9a9a9a", "#eef1f4", "#333333"

@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Literal, cast
 
 import numpy as np
 
 from core import results_quality as rq
 from core.data import QuestionData, StudyData
+from core.judges import JudgeAnswers, JudgeInfo
 from core.results.comparisons import COMPARISON_SECTIONS, Judgments, comparison_records
+from core.results.judges import judges_records
 from core.results.records import ITEM_SECTIONS, ItemRecords, SectionClock
 from core.results.scales import (
     TrustInput,
@@ -26,6 +29,7 @@ from core.results.scales import (
     _views_and_simple,
 )
 from core.results.systems import SYSTEM_SECTIONS, systems_records
+from core.results.with_judges import judgments_with_judges, questions_with_judges
 from core.settings import RULES, AnalysisSettings
 from core.stats._subsets import single_threaded_blas
 from core.stats.correlations import filtering_correlations
@@ -44,6 +48,8 @@ Progress = Callable[[int, str], None]
 QUALITY_SECTIONS = ("quality", "quality_correlations", "correlation_intervals",
                     "metric_comparisons", "style_correlations", "competence",
                     "competence_models", "item_labels")
+# The judges analysis' sections (docs/results.md, "Judges"), empty lists to start with.
+JUDGE_SECTIONS = ("judges", "judges_info")
 
 
 def _clean(value: Any) -> Any:
@@ -117,6 +123,8 @@ def build_results(
     checks: Sequence[Mapping[str, Any]] = (),
     clock: SectionClock | None = None,
     comparisons: Sequence[Judgments] = (),
+    judges: Sequence[JudgeInfo] = (),
+    judge_answers: Sequence[JudgeAnswers] = (),
 ) -> dict[str, Any]:
     """Return the full results document: `build_results_split`'s document with its item records
     put back (``items``, ``simple_items``, ``item_gaps``, ``item_labels``; docs/results.md).
@@ -126,7 +134,8 @@ def build_results(
     """
     document, records = build_results_split(
         questions, settings=settings, study=study, progress=progress,
-        trust_results=trust_results, checks=checks, clock=clock, comparisons=comparisons)
+        trust_results=trust_results, checks=checks, clock=clock, comparisons=comparisons,
+        judges=judges, judge_answers=judge_answers)
     return records.merged_into(document)
 
 
@@ -140,6 +149,8 @@ def build_results_split(
     checks: Sequence[Mapping[str, Any]] = (),
     clock: SectionClock | None = None,
     comparisons: Sequence[Judgments] = (),
+    judges: Sequence[JudgeInfo] = (),
+    judge_answers: Sequence[JudgeAnswers] = (),
 ) -> tuple[dict[str, Any], ItemRecords]:
     """Run every analysis of every question; return the results document (a JSON-safe dict
     whose size does not grow with the number of items) and the run's `ItemRecords`.
@@ -157,6 +168,11 @@ def build_results_split(
     the study's comparative questions (`Judgments`, one per question), analysed into the
     ``comparison_*`` sections (docs/results.md, "Comparisons"); ``questions`` may then be empty
     (a study of comparative questions only: every scale section is an empty list).
+    ``judges`` and ``judge_answers``: the study's LLM judges and their runs' answers
+    (`core.judges`), analysed against the people's analysed answers into the ``judges``
+    section (``judges_info`` lists the judges); they enter no other section unless the
+    settings ask for the view with judges (``judges_as_annotators``: each judge's first run
+    becomes an annotator "judge: <name>" of every section, listed in ``judge_annotators``).
 
     Example: ``build_results([QuestionData("rating", data, (0, 1, 2))], settings={},
     study={"slug": "s", "title": "S"})["alpha"][0]["question"] == "rating"``.
@@ -168,17 +184,63 @@ def build_results_split(
     # items took 9 ms instead of 4 µs, and the correlations section 5× its time), and a dot
     # product summed by one thread is the same on every machine.
     with single_threaded_blas():
-        return _build(questions, s, study, progress, trust_results, checks, clock, comparisons)
+        document, records = _build(questions, s, study, progress, trust_results, checks, clock,
+                                   comparisons, _Judges(judges, judge_answers))
+    return document, records
+
+
+class _Judges:
+    """The study's judges and their answers, and the people's data the judges section reads."""
+
+    def __init__(self, judges: Sequence[JudgeInfo], answers: Sequence[JudgeAnswers]) -> None:
+        self.judges, self.answers = list(judges), list(answers)
+        self.people: list[QuestionData] = []
+        self.people_judged: list[Judgments] = []
+
+    def view(self, questions: Sequence[QuestionData], comparisons: Sequence[Judgments],
+             s: AnalysisSettings) -> tuple[list[QuestionData], list[Judgments], list[str]]:
+        """Keep the people's data for the judges section; return the data every other section
+        reads: the people's, or with the judges as annotators when the settings say so."""
+        if self.judges or self.answers:
+            self.people = [replace(q, data=analysed_data(q.data, s)) for q in questions]
+            self.people_judged = [j.without_annotators(s.excluded_annotators)
+                                  for j in comparisons]
+        return with_judges(questions, comparisons, self.judges, self.answers, s)
+
+    def records(self, doc: dict[str, Any], s: AnalysisSettings, clock: SectionClock,
+                progress: Progress) -> None:
+        if not (self.judges or self.answers):
+            return  # no judge: the sections stay empty, as in a run before judges existed
+        progress(93, "the judges")
+        with clock("judges"):
+            judges_records(doc, self.people, self.people_judged, self.judges, self.answers, s)
+
+
+def with_judges(questions: Sequence[QuestionData], comparisons: Sequence[Judgments],
+                judges: Sequence[JudgeInfo], answers: Sequence[JudgeAnswers],
+                s: AnalysisSettings) -> tuple[list[QuestionData], list[Judgments], list[str]]:
+    """Return the questions and judgments the analyses read and the judges added to them as
+    annotators: the people's alone unless ``s.judges_as_annotators`` (`core.results.with_judges`)."""
+    if not s.judges_as_annotators or not answers:
+        return list(questions), list(comparisons), []
+    questions, scale_judges = questions_with_judges(questions, judges, answers)
+    comparisons, choice_judges = judgments_with_judges(comparisons, judges, answers)
+    return questions, comparisons, list(dict.fromkeys(scale_judges + choice_judges))
 
 
 def _build(questions: Sequence[QuestionData], s: AnalysisSettings, study: Mapping[str, Any],
            progress: Progress, trust_results: Mapping[TrustKey, TrustResult] | None,
            checks: Sequence[Mapping[str, Any]], clock: SectionClock,
-           comparisons: Sequence[Judgments]) -> tuple[dict[str, Any], ItemRecords]:
+           comparisons: Sequence[Judgments], judges: _Judges,
+           ) -> tuple[dict[str, Any], ItemRecords]:
+    with clock("prepare"):
+        questions, comparisons, judge_names = judges.view(questions, comparisons, s)
     judged = [j.without_annotators(s.excluded_annotators) for j in comparisons]
     if not questions and comparisons:
         document = _comparisons_only(judged, s, study, clock,
                                      excluded=_judged_by(comparisons) - _judged_by(judged))
+        document["judge_annotators"] = judge_names
+        judges.records(document, s, clock, progress)
         progress(95, "writing the results")
         with clock("write"):
             return _clean(document), ItemRecords([], [], {})
@@ -225,6 +287,8 @@ def _build(questions: Sequence[QuestionData], s: AnalysisSettings, study: Mappin
         **{section: [] for section in (*COMPARISON_SECTIONS, "comparison_questions")},
         "attention_checks": _attention_checks(checks),
         **{section: [] for section in QUALITY_SECTIONS if section not in ITEM_SECTIONS},
+        **{section: [] for section in JUDGE_SECTIONS},
+        "judge_annotators": judge_names,
     }
     with clock("timing"):
         doc["timing"] = _timing(data, names)
@@ -251,6 +315,7 @@ def _build(questions: Sequence[QuestionData], s: AnalysisSettings, study: Mappin
         progress(90, "comparative questions")
         with clock("comparisons"):
             comparison_records(doc, judged, s, _mean_ratings(prepared))
+    judges.records(doc, s, clock, progress)
     # What the item records hold (stored apart): their counts, and the metrics of each item's
     # values (the order of ``metrics`` in the run's items, docs/results.md).
     doc["item_gap_metrics"] = records.gap_metrics
@@ -301,6 +366,7 @@ def _comparisons_only(judged: Sequence[Judgments], s: AnalysisSettings,
         **{section: [] for section in (*COMPARISON_SECTIONS, "comparison_questions")},
         "attention_checks": [],
         **{section: [] for section in QUALITY_SECTIONS if section not in ITEM_SECTIONS},
+        **{section: [] for section in JUDGE_SECTIONS}, "judge_annotators": [],
     }
     with clock("comparisons"):
         comparison_records(doc, judged, s)
@@ -320,15 +386,20 @@ def _attention_checks(checks: Sequence[Mapping[str, Any]]) -> list[dict[str, Any
 
 
 
-def trust_inputs(questions: Sequence[QuestionData], *, settings: Settings) -> list[TrustInput]:
+def trust_inputs(questions: Sequence[QuestionData], *, settings: Settings,
+                 judges: Sequence[JudgeInfo] = (),
+                 judge_answers: Sequence[JudgeAnswers] = ()) -> list[TrustInput]:
     """Return the inputs of every trust computation ``build_results`` makes, in document order.
 
     A fanned-out run computes some of them in chunks on other workers (``trust_chunk``) and hands
     the merged results back to ``build_results(trust_results=…)``; both sides call this, so they
-    agree on the ratings (and their fingerprint) exactly.  ``present`` indexes the annotators
+    agree on the ratings (and their fingerprint) exactly (``judges``, ``judge_answers``: as
+    ``build_results`` takes them, for the view with judges).  ``present`` indexes the annotators
     of ``analysed_data`` (the excluded ones left out).
     """
     s = AnalysisSettings.coerce(settings)
+    # The view with judges computes trust with the judges among the annotators (`with_judges`).
+    questions, _, _ = with_judges(questions, (), judges, judge_answers, s)
     if not questions:  # comparative questions only: no scale, no trust
         return []
     return [_trust_input(q.key, q.data, view, rows, items, s)

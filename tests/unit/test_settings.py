@@ -57,6 +57,8 @@ def bad_values(spec: Knob) -> list:
         return ["nope", 1, None]
     if spec.kind == "pseudonyms":
         return ["A3", ["A0"], ["a3", "B2"], [3], None]
+    if spec.kind == "bool":  # 0 and 1 are numbers, "true" a string: neither is a yes or a no
+        return [0, 1, "true", None]
     out: list = [True, "3", None] if not spec.optional else [True, "3"]
     if spec.kind == "int":
         out.append(1.5)
@@ -81,6 +83,7 @@ def test_it_has_a_knob_for_every_setting_of_a_run():
         "comparison_alpha", "systems_resampling", "systems_test", "systems_correction",
         "systems_bootstrap", "systems_permutations", "systems_alpha",
         "comparisons_bootstrap", "comparisons_splits",
+        "judge_epsilon", "judge_q", "judges_as_annotators",
         "heuristics.slow.threshold_s",
         "heuristics.low_variance.threshold", "heuristics.low_variance.min_ratings",
         "heuristics.high_random.threshold", "heuristics.high_random.min_ratings",
@@ -252,6 +255,15 @@ def test_every_setting_is_documented_with_the_definition_files():
         assert f"| `{path}` |" in text, path
 
 
+def test_it_defaults_the_judges_settings_to_the_papers_and_keeps_judges_apart():
+    s = AnalysisSettings()
+    assert (s.judge_epsilon, s.judge_q, s.judges_as_annotators) == (0.2, 0.05, False)
+    for bad in (0, 1, -0.1):
+        with pytest.raises(SettingsError, match="strictly between 0 and 1"):
+            AnalysisSettings.from_mapping({"judge_epsilon": bad})
+    assert AnalysisSettings.from_mapping({"judges_as_annotators": True}).judges_as_annotators
+
+
 def test_the_paper_variant_is_cited_by_author_and_year():
     assert knobs()["trust_variant"].choice_labels["paper"] == "paper (Borovikova et al. 2022, Algorithm 1)"
 
@@ -265,6 +277,8 @@ def valid_value(spec: Knob):
         return st.sampled_from(spec.choices)
     if spec.kind == "pseudonyms":
         return st.lists(st.integers(1, 500).map(lambda n: f"A{n}"), max_size=6)
+    if spec.kind == "bool":
+        return st.booleans()
     if spec.kind == "int":
         low = int(spec.low) if spec.low is not None else -(10**6)
         return st.integers(low, int(spec.high) if spec.high is not None else low + 10**7)

@@ -1,3 +1,4 @@
+import argparse
 import json
 from pathlib import Path
 
@@ -53,6 +54,9 @@ class Command(DataCommand):
             parser.add_argument(_option(path), dest=path, metavar="A3,A7",
                                 type=lambda v: [n.strip() for n in v.split(",") if n.strip()],
                                 help=text)
+        elif spec.kind == "bool":  # --judges-as-annotators / --no-judges-as-annotators
+            parser.add_argument(_option(path), dest=path, action=argparse.BooleanOptionalAction,
+                                default=None, help=text)
         else:
             parser.add_argument(_option(path), dest=path, type=int if spec.kind == "int" else float,
                                 help=f"{text}; {spec.bounds()}")
