@@ -28,8 +28,8 @@ KIND_LABELS = {"scale": "rating", "pairwise": "pairwise preference", "ranking": 
                "bws": "best–worst scaling"}
 METRIC_LABELS = {"accuracy": "agreement rate (the share of the other annotators' answers it "
                              "matches)",
-                 "negative_distance": "negative absolute distance to the other annotators' "
-                                      "answers"}
+                 "negative_distance": "negative root-mean-square distance to the other "
+                                      "annotators' answers"}
 CORRELATIONS = (("pearson", "Pearson r"), ("spearman", "Spearman ρ"), ("kendall", "Kendall τ"))
 
 

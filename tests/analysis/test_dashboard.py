@@ -20,9 +20,10 @@ from studies.selectors import pseudonyms as stored_pseudonyms
 pytestmark = pytest.mark.django_db
 
 # session, user, study, recent runs, latest finished run, participant counts, the questions (a
-# comparative one offers the judgments export); the first visit reads the run's document apart
-# (analysis.selectors.run_document keeps it decoded for the next ones)
-DASHBOARD_QUERIES = 7
+# comparative one offers the judgments export), whether the study has LLM judges (their export);
+# the first visit reads the run's document apart (analysis.selectors.run_document keeps it
+# decoded for the next ones)
+DASHBOARD_QUERIES = 8
 
 
 @pytest.fixture

@@ -17,7 +17,8 @@ KEYS = {"study", "runs", "finished", "active", "active_state", "form", "people",
         "trust", "trust_simple", "duplicates", "timing_pooled", "timing", "rules", "rule_labels",
         "flags", "correlations", "ranking", "quality_correlations", "style_correlations",
         "comparisons", "competence_labels", "gaps", "largest_gaps", "weight_features", "weights",
-        "noise", "charts", "settings_used", "notes", "systems", "systems_method", "comparative"}
+        "noise", "charts", "settings_used", "notes", "systems", "systems_method", "comparative",
+        "judged", "judges_method", "with_judges"}
 
 
 @pytest.fixture
@@ -45,7 +46,7 @@ def test_it_reads_in_the_selector_and_builds_the_context_without_a_query(
     with django_assert_num_queries(0):
         context = dashboard_context(study=study, data=data, question="nope", scale="nope",
                                     everyone=False, query=QueryDict("scale=nope"))
-    assert set(context) == KEYS and len(KEYS) == 40
+    assert set(context) == KEYS and len(KEYS) == 43
     assert context["active"] == queued and context["active_state"]["status"] == "queued"
     assert context["scale"] == "raw" and context["question"] == context["questions"][0][0]
     assert context["annotators_shown"]["shown"] == 2

@@ -37,6 +37,14 @@ from tests.studies.test_systems import api_for
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True)
+def _only_this_tests_judges(db):
+    """The demo studies this module seeds once carry the systems demo's two judges; each test
+    counts the judges it makes, so it starts without them (deleted inside the test's
+    transaction, which rolls back)."""
+    Judge.objects.all().delete()
+
+
 @pytest.fixture(params=["copy", "memory"])
 def path(request):
     """Each import test runs on both paths: COPY (PostgreSQL) and in memory (SQLite's)."""

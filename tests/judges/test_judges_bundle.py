@@ -85,4 +85,5 @@ def test_a_bundle_without_judges_has_no_judge_member_and_replays(demo_studies):
     data = bundle(demos[0].study)
     assert not {"judges.json", "judges.csv"} & members(data)
     done = bundle_import(data=data, filename="b.zip", owner=user, slug="replayed")
-    assert done.parts == {} and not Judge.objects.exists() and not JudgeAnswer.objects.exists()
+    assert done.parts == {} and not Judge.objects.filter(study__slug="replayed").exists()
+    assert not JudgeAnswer.objects.filter(run__judge__study__slug="replayed").exists()
