@@ -330,16 +330,18 @@ def sections_assemble(*, run_id: int, host: str = "") -> AnalysisRun:
     }
     if missing:
         timings["sections_fallback"] = missing
-    run = analysis_run_store(run=run, document=document, records=records, timings=timings)
-    if run.status == AnalysisRun.Status.DONE:
+    def stored(timings: dict[str, Any]) -> None:
+        # In the transaction that records the run: its own seconds (storing included), then
+        # the run's total work and critical path, written with the run.
         RunTask.objects.filter(run=run_id, name=ASSEMBLE, done_at__isnull=True).update(
             seconds=round(time.perf_counter() - began, 4), host=host or socket.gethostname(),
             started_at=started, done_at=timezone.now())
-        figures = fanout_figures(list(RunTask.objects.filter(run=run_id).order_by("id")))
-        AnalysisRun.objects.filter(pk=run_id).update(
-            timings={**run.timings, "fanout": figures})
+        timings["fanout"] = fanout_figures(list(RunTask.objects.filter(run=run_id).order_by("id")))
+
+    run = analysis_run_store(run=run, document=document, records=records, timings=timings,
+                             stored_hook=stored)
+    if run.status == AnalysisRun.Status.DONE:
         RunBlob.objects.filter(run=run_id).delete()
-        run.refresh_from_db()
     return run
 
 
