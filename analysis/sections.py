@@ -48,7 +48,6 @@ from django.utils import timezone
 from core.data import QuestionData
 from core.results import (
     Group,
-    ItemRecords,
     Part,
     assemble,
     document_head,
@@ -57,11 +56,12 @@ from core.results import (
     section_groups,
     study_rows,
 )
-from core.results.build import _mean_ratings
+from core.results.build import mean_ratings
+from core.results.comparisons import Judgments
 from core.results.groups import (
-    _pack,
-    _unpack,
     critical_path,
+    head_bytes,
+    head_from_bytes,
     judgments_bytes,
     judgments_from_bytes,
     part_bytes,
@@ -141,12 +141,9 @@ def sections_plan_create(*, run: AnalysisRun, data: list[QuestionData], load_s: 
     blobs = {f"question:{q.key}": question_bytes(q, p)
              for q, p in zip(data, prepared, strict=True)}
     blobs["rows"] = rows_bytes(study_rows(prepared), checks)
-    blobs["head"] = _pack({"head": head, "item_ids": records.item_ids,
-                           "questions": records.questions},
-                          {f"simple.{n}": records.simple[key]
-                           for n, key in enumerate(records.questions)})
+    blobs["head"] = head_bytes(head, records)
     if judged:
-        blobs["judgments"] = judgments_bytes(judged, _mean_ratings(prepared))
+        blobs["judgments"] = judgments_bytes(judged, mean_ratings(prepared))
     now = timezone.now()
     with transaction.atomic():
         RunBlob.objects.filter(run=run).delete()  # of an earlier attempt
@@ -199,8 +196,7 @@ def sections_sent(*, run_id: int) -> bool:
 
 
 def _head(run_id: int) -> dict[str, Any]:
-    meta, _ = _unpack(_needed(run_id, "head"))
-    return meta["head"]
+    return head_from_bytes(_needed(run_id, "head"))[0]
 
 
 def _compute(run: AnalysisRun, group: Group, head: Mapping[str, Any]) -> Part:
@@ -210,7 +206,8 @@ def _compute(run: AnalysisRun, group: Group, head: Mapping[str, Any]) -> Part:
     rows = checks = None
     if group.family in ("study", "filtering"):
         rows, checks = rows_from_bytes(_needed(run.pk, "rows"))
-    judged, mean_ratings = [], None
+    judged: list[Judgments] = []
+    mean_ratings = None
     if group.family == "comparisons":
         judged, mean_ratings = judgments_from_bytes(_needed(run.pk, "judgments"))
     return group_part(group, q, run.analysis, head["settings"], rows=rows, checks=checks or (),
@@ -297,11 +294,7 @@ def sections_assemble(*, run_id: int, host: str = "") -> AnalysisRun:
         return run  # not a fanned-out run
     started, began = timezone.now(), time.perf_counter()
     try:
-        meta, arrays = _unpack(_needed(run_id, "head"))
-        head = meta["head"]
-        records = ItemRecords(meta["item_ids"], meta["questions"],
-                              {key: arrays[f"simple.{n}"]
-                               for n, key in enumerate(meta["questions"])})
+        head, records = head_from_bytes(_needed(run_id, "head"))
         parts, missing = [], []
         for task in tasks:
             if not task.group or "family" not in task.group:

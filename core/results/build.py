@@ -215,7 +215,7 @@ def _build(questions: Sequence[QuestionData], s: AnalysisSettings, study: Mappin
         parts.append(group_part(group, q, s, head["settings"], trust_results=trust_results or {},
                                 shared=shared, checks=checks, primary=q is prepared[0],
                                 clock=clock, judged=judged,
-                                mean_ratings=(_mean_ratings(prepared)
+                                mean_ratings=(mean_ratings(prepared)
                                               if group.family == "comparisons" else None)))
     progress(95, "writing the results")
     with clock("write"):
@@ -431,7 +431,7 @@ def assemble(head: Mapping[str, Any], parts: Sequence[Part], records: ItemRecord
             doc[section] += rows
         _apply(doc["settings"], part.settings)
         if part.entry:
-            entries[part.group.question].update(part.entry)  # type: ignore[index]
+            entries[str(part.group.question)].update(part.entry)
         records.gaps += part.gaps
         records.labels += part.labels
     # What the item records hold (stored apart): their counts, and the metrics of each item's
@@ -443,7 +443,7 @@ def assemble(head: Mapping[str, Any], parts: Sequence[Part], records: ItemRecord
     return cleaned, records
 
 
-def _mean_ratings(prepared: Sequence[_Question]) -> dict[str, dict[str, float]]:
+def mean_ratings(prepared: Sequence[_Question]) -> dict[str, dict[str, float]]:
     """Per scale question, the mean raw answer of each answered item (by its id), over the
     analysed answers: what the comparisons' correlations read for the outputs' ratings."""
     out: dict[str, dict[str, float]] = {}

@@ -28,7 +28,7 @@ import numpy as np
 from core.data import QuestionData, StudyData
 from core.results.build import StudyRows, _clean
 from core.results.comparisons import Judgments
-from core.results.records import Group, Part
+from core.results.records import Group, ItemRecords, Part
 from core.results.scales import _Question, scale_views
 from core.results_quality import LabelBlock
 from core.stats.competence_results import ItemLabels
@@ -40,7 +40,8 @@ META = "__meta__"
 def _pack(meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> bytes:
     buffer = io.BytesIO()
     text = json.dumps(meta, allow_nan=True).encode()
-    np.savez(buffer, **{META: np.frombuffer(text, np.uint8)}, **arrays)
+    entries: dict[str, Any] = {META: np.frombuffer(text, np.uint8), **arrays}
+    np.savez(buffer, **entries)
     return zlib.compress(buffer.getvalue(), 1)
 
 
@@ -150,6 +151,20 @@ def judgments_from_bytes(data: bytes) -> tuple[list[Judgments], dict[str, dict[s
     return judged, meta["mean_ratings"]
 
 
+def head_bytes(head: Mapping[str, Any], records: ItemRecords) -> bytes:
+    """The document's head (`document_head`) and the run's items and simple items."""
+    return _pack({"head": head, "item_ids": records.item_ids, "questions": records.questions},
+                 {f"simple.{n}": records.simple[key] for n, key in enumerate(records.questions)})
+
+
+def head_from_bytes(data: bytes) -> tuple[dict[str, Any], ItemRecords]:
+    """The head and a fresh `ItemRecords` (no gaps, no labels yet) `head_bytes` stored."""
+    meta, arrays = _unpack(data)
+    records = ItemRecords(meta["item_ids"], meta["questions"],
+                          {key: arrays[f"simple.{n}"] for n, key in enumerate(meta["questions"])})
+    return meta["head"], records
+
+
 # --------------------------------------------------------------------------- parts
 
 
@@ -162,10 +177,10 @@ def part_bytes(part: Part) -> bytes:
             arrays[f"g{n}.{name}"] = getattr(block, name)
         gaps.append([question, block.scale, block.aggregate, block.metric])
     labels = []
-    for n, block in enumerate(part.labels):
+    for n, label_block in enumerate(part.labels):
         for name in ("label", "probability", "entropy", "n"):
-            arrays[f"l{n}.{name}"] = getattr(block.labels, name)
-        labels.append([block.question, block.scale, block.method])
+            arrays[f"l{n}.{name}"] = getattr(label_block.labels, name)
+        labels.append([label_block.question, label_block.scale, label_block.method])
     meta = {"group": part.group.to_dict(), "sections": _clean(part.sections),
             "settings": _clean(part.settings), "entry": _clean(part.entry),
             "seconds": part.seconds, "gaps": gaps, "labels": labels}

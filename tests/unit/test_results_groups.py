@@ -18,7 +18,7 @@ from core.results import (
     section_groups,
     study_rows,
 )
-from core.results.build import _mean_ratings
+from core.results.build import mean_ratings
 from core.results.groups import (
     critical_path,
     judgments_bytes,
@@ -50,7 +50,7 @@ def in_groups(questions, settings, comparisons=()):
     stored = {q.key: question_bytes(q, p) for q, p in zip(questions, prepared, strict=True)}
     rows = rows_bytes(study_rows(prepared), CHECKS)
     judgments = [j.without_annotators(s.excluded_annotators) for j in comparisons]
-    shared = judgments_bytes(judgments, _mean_ratings(prepared)) if judgments else None
+    shared = judgments_bytes(judgments, mean_ratings(prepared)) if judgments else None
     parts = []
     for group in section_groups(questions, comparisons=bool(judgments)):
         q = question_from_bytes(stored[group.question or questions[0].key])
