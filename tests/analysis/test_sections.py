@@ -12,6 +12,7 @@ import io
 
 import pytest
 from django.core.management import call_command
+from django.urls import reverse
 
 from analysis import fanout, sections, tasks
 from analysis.models import AnalysisRun, RunBlob, RunTask
@@ -68,7 +69,8 @@ def test_the_demo_studies_fanned_out_give_the_same_documents(eager, fan_on):  # 
         assert not RunBlob.objects.filter(run=run).exists()  # the snapshot is gone
 
 
-def test_a_synthetic_study_fanned_out_with_exclusions_and_the_timings(eager, fan_on, rated):  # noqa: F811
+def test_a_synthetic_study_fanned_out_with_exclusions_and_the_timings(eager, fan_on, rated,  # noqa: F811
+                                                                     client, alice):
     overrides = {"excluded_annotators": ["A2"], "bootstrap_samples": 50}
     expected = in_process(rated, overrides=overrides)
     run = fanned(rated, overrides=overrides)
@@ -89,6 +91,9 @@ def test_a_synthetic_study_fanned_out_with_exclusions_and_the_timings(eager, fan
     expect = rows["plan"].seconds + longest + rows["assemble"].seconds
     assert abs(f["critical_path_s"] - expect) < 1e-3 and f["critical_path_s"] <= f["work_s"]
     assert run.timings["sections_s"]["competence"] > 0 and run.timings["load_s"] is not None
+    client.force_login(alice)  # the run's page says what a cluster would take
+    page = client.get(reverse("analysis:dashboard", args=[rated.slug])).content.decode()
+    assert 'id="run-fanout"' in page and f"{f['tasks']} tasks shared by the workers" in page
 
 
 def test_off_and_auto_stay_in_process(eager, settings, rated):  # noqa: F811
