@@ -122,7 +122,9 @@ def run(step: str, args: list[str], env: dict[str, str], *, check: bool = True,
     figures = {"step": step, "seconds": round(seconds, 2), "peak_mb": round(usage.ru_maxrss / 1024),
                "ok": child.returncode == 0}
     lines = text.strip().splitlines()
-    figures["last_line"] = lines[-1][:300] if lines else ""
+    # A figures line (TIMINGS, JSON) is kept whole; any other last line is cut to 300 characters.
+    figures["last_line"] = (lines[-1] if lines[-1].startswith("TIMINGS ") else lines[-1][:300]) \
+        if lines else ""
     if figures["last_line"].startswith("TIMED "):
         # The command's own time, without the child's start-up (seconds of Django imports).
         figures["process_s"] = figures["seconds"]
