@@ -6,7 +6,8 @@ computation in ``CONCORD_TRUST_CHUNKS`` tasks, then merges them exactly (``trust
 builds the rest of the document in one process.  The protocol, all of it here:
 
 1. **plan** (`trust_plan_create`, from the run's task): load the answers once; without anything
-   to fan out, compute the whole run in-process; else store one `TrustPlan` per computation with
+   to fan out, compute the whole run in-process, or fan its sections out when the run is large
+   (`analysis.sections`, ``CONCORD_ANALYSIS_FANOUT``); else store one `TrustPlan` per computation with
    the ratings matrix its chunks compute on, mark the run running (5 %) and return the chunks.
 2. **send** (`trust_plan_send`): send the chord (chunks, then the finisher; an errback fails the
    run) and stamp the plans ``sent_at``, so that a redelivered start sends nothing.
@@ -41,8 +42,10 @@ from core.results import TrustInput, trust_inputs
 from core.settings import AnalysisSettings
 from core.stats.trust import TrustPartial, fingerprint, plan_chunks, trust_chunk, trust_merge
 from jobs.services import job_start
+from judges.selectors import study_has_judges
 
 from .models import AnalysisRun, TrustChunk, TrustPlan
+from .sections import fan_out, sections_plan_create, sections_send, sections_sent
 from .selectors import QuestionData, study_judges, study_questions
 from .services import analysis_run_complete, analysis_run_fail, peak_rss_reset
 
@@ -106,7 +109,8 @@ def trust_plan_create(*, run_id: int) -> list[Chunk]:
     if run.status == AnalysisRun.Status.DONE:
         return []
     plans = TrustPlan.objects.filter(run=run_id)
-    if run.status == AnalysisRun.Status.RUNNING and plans.filter(sent_at__isnull=False).exists():
+    if run.status == AnalysisRun.Status.RUNNING and (
+            plans.filter(sent_at__isnull=False).exists() or sections_sent(run_id=run_id)):
         return []  # a redelivered start: the chord of the first delivery is on its way
     began = time.perf_counter()
     peak_rss_reset()  # the run's peak memory includes loading its answers
@@ -120,6 +124,16 @@ def trust_plan_create(*, run_id: int) -> list[Chunk]:
         raise
     if not keys:
         plans.delete()  # of an earlier attempt that never sent its chord
+        # The sections as tasks of their own (`analysis.sections`); a study with LLM judges
+        # is built in one process (its judges section reads every question: not a group yet).
+        if fan_out(data=data) and not study_has_judges(study=run.study):
+            try:
+                names = sections_plan_create(run=run, data=data, load_s=load_s, began=began)
+            except Exception as exc:
+                analysis_run_fail(run_id=run_id, error=exc)
+                raise
+            sections_send(run_id=run_id, names=names)
+            return []
         analysis_run_complete(run=run, data=data, load_s=load_s)
         return []
     n_chunks = int(django_settings.CONCORD_TRUST_CHUNKS)

@@ -102,6 +102,58 @@ class TrustChunk(models.Model):
         return f"plan {self.plan_id} [{self.start}, {self.stop})"
 
 
+class RunBlob(models.Model):
+    """A piece of what the tasks of a fanned-out run read (``analysis.sections``): a question's
+    arrays, the study's rows, the document's head, or one task's part of the document.
+
+    One value in pieces of at most ``PIECE`` bytes (``seq`` 0, 1, …), so no value nears
+    PostgreSQL's 1 GB; every machine of a cluster reads them from the database.  Deleted when
+    the run is stored.
+    """
+
+    PIECE = 64 << 20
+
+    run = models.ForeignKey(AnalysisRun, on_delete=models.CASCADE, related_name="blobs")
+    name = models.TextField()  # "question:<key>", "rows", "head", "part:<task>"
+    seq = models.PositiveIntegerField()
+    data = models.BinaryField()
+
+    class Meta:
+        ordering = ["run", "name", "seq"]
+        constraints = [models.UniqueConstraint(fields=["run", "name", "seq"],
+                                               name="run_blob_unique_piece")]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} {self.name} #{self.seq}"
+
+
+class RunTask(models.Model):
+    """One task of a fanned-out run and its time: the plan, a section group, the assembly.
+
+    ``depends`` names the tasks it waited for, so the run's total work (the sum of ``seconds``)
+    and its critical path (the longest chain, `core.results.groups.critical_path`) can be read
+    back; ``done_at`` is set once its work is stored (a redelivered task then does nothing).
+    The rows stay with the run: they are its record of where the time went.
+    """
+
+    run = models.ForeignKey(AnalysisRun, on_delete=models.CASCADE, related_name="tasks")
+    name = models.TextField()  # "plan", "agreement:rating:raw", "competence:rating:raw:mace", …
+    group = models.JSONField(null=True, blank=True)  # its section group (None: plan, assemble)
+    depends = models.JSONField(default=list)
+    seconds = models.FloatField(null=True, blank=True)
+    host = models.TextField(blank=True)  # the worker that computed it
+    started_at = models.DateTimeField(null=True, blank=True)
+    done_at = models.DateTimeField(null=True, blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)  # the plan's: when the chord went out
+
+    class Meta:
+        ordering = ["run", "id"]
+        constraints = [models.UniqueConstraint(fields=["run", "name"], name="run_task_unique")]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} {self.name} {self.seconds}"
+
+
 class LiveQuality(models.Model):
     """The quality flags of one participant that can be known while a study collects answers.
 

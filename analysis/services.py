@@ -12,7 +12,7 @@ import json
 import math
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -185,20 +185,34 @@ def analysis_run_complete(*, run: AnalysisRun, data: list[QuestionData] | None =
         analysis_run_fail(run_id=run.pk, error=exc)
         raise
     finished = time.perf_counter()
-    document["generated_at"] = timezone.now().isoformat()
     timings = {"load_s": round(load_s + loaded - started, 4),
                "analyses_s": round(finished - loaded, 4),
                "sections_s": clock.rounded(),
                "peak_rss_mb": peak_rss_mb(),
                **(timings or {})}
-    # Only the first to finish records the run: a duplicate delivery running at the same time
-    # (a broker redelivering after its visibility timeout) computed the same and writes nothing.
-    # The item records go in with the document, in one transaction: all of them or none.
+    return analysis_run_store(run=run, document=document, records=records, timings=timings)
+
+
+def analysis_run_store(*, run: AnalysisRun, document: dict[str, Any], records: ItemRecords,
+                       timings: dict[str, Any],
+                       stored_hook: Callable[[dict[str, Any]], None] | None = None
+                       ) -> AnalysisRun:
+    """Record a run's document, item records and timings (``store_s`` added), once.
+
+    Only the first to finish records the run: a duplicate delivery running at the same time
+    (a broker redelivering after its visibility timeout) computed the same and writes nothing.
+    The item records go in with the document, in one transaction: all of them or none.
+    ``stored_hook`` (a fanned-out run's assembly) runs in that transaction once the records are
+    in, and may add to ``timings`` before they are written.
+    """
+    document["generated_at"] = timezone.now().isoformat()
     stored = time.perf_counter()
     with transaction.atomic():
         if job_done(model=AnalysisRun, job_id=run.pk, results=document, timings=timings):
             item_records_store(run_id=run.pk, records=records)
             timings["store_s"] = round(time.perf_counter() - stored, 4)
+            if stored_hook is not None:
+                stored_hook(timings)
             AnalysisRun.objects.filter(pk=run.pk).update(timings=timings)
     run.refresh_from_db()
     return run

@@ -4,7 +4,10 @@ Every task is ``acks_late`` + ``reject_on_worker_lost`` and idempotent, so a tas
 dies is redelivered and completes once.  A run with exact trust coefficients for many annotators
 fans out (``analysis.fanout``): a chord of ``trust_chunk_task`` (alphas stored in TrustChunk
 rows; the header results are a few bytes) whose body ``finish_analysis`` merges them and builds
-the document.  The result backend only carries the chord's plumbing.
+the document.  A large run fans its sections out (``analysis.sections``): a chord of
+``section_task`` (one per section group; parts stored in RunBlob rows, times in RunTask rows)
+whose body ``assemble_sections`` puts the document together.  The result backend only carries
+the chords' plumbing.
 """
 
 from celery import shared_task
@@ -12,7 +15,7 @@ from celery import shared_task
 from jobs.services import job_heartbeat
 from jobs.tasks import job_task
 
-from . import fanout
+from . import fanout, sections
 from .live import live_quality_refresh
 from .models import AnalysisRun, TrustPlan
 from .services import analysis_run_fail
@@ -48,6 +51,21 @@ def finish_analysis(chunk_results: list | None, run_id: int) -> None:
     """The chord's body: the header's summaries, then the run (the alphas are in our table)."""
     with job_heartbeat(model=AnalysisRun, job_id=run_id):
         fanout.trust_plan_finish(run_id=run_id, chunk_results=chunk_results)
+
+
+@shared_task(bind=True, **TASK_OPTIONS)
+def section_task(self, run_id: int, name: str) -> dict:
+    """One section group of a fanned-out run (``analysis.sections``); its summary is a few
+    bytes (the part goes to the run's blobs, its time to the task's row)."""
+    with job_heartbeat(model=AnalysisRun, job_id=run_id):
+        return sections.section_compute(run_id=run_id, name=name, host=self.request.hostname or "")
+
+
+@shared_task(bind=True, **TASK_OPTIONS)
+def assemble_sections(self, results: list | None, run_id: int) -> None:
+    """The sections chord's body: the parts put together into the run's document."""
+    with job_heartbeat(model=AnalysisRun, job_id=run_id):
+        sections.sections_assemble(run_id=run_id, host=self.request.hostname or "")
 
 
 @shared_task(**TASK_OPTIONS)

@@ -16,7 +16,11 @@ resident memory is read from ``wait4``:
 2. ``import_responses --format long``, and beside it the COPY floor: the same rows COPYed into
    scratch copies of the response and answer tables (same indexes, same foreign keys);
 3. ``analyze`` with the run's own figures (loading, each section, storing the item records, peak
-   memory; a failure and its time are recorded and the bench goes on);
+   memory; a failure and its time are recorded and the bench goes on), then ``analyze
+   --fanout``: the run's section groups as the tasks of a worker cluster, run one after the
+   other in one process, each timed (`analysis.sections`): the total work, the critical path
+   (the longest chain of tasks: what a cluster of workers would take; issue 26 asks ≤ 60 s at
+   10⁷ answers) and the longest tasks;
 4. the results dashboard rendered for the owner (Django's test client);
 5. ``export --what responses --format csv`` against PostgreSQL's ``COPY (…) TO STDOUT`` of the
    same join.
@@ -46,7 +50,8 @@ BYTES_PER_ANSWER = 2000  # tables, indexes, the floor's copies and the files, wi
 SIMILARITY = ("bleu", "chrf", "rouge1", "rouge2", "rougeL", "overlap", "bleu1")
 SLUG = "scale"
 TARGETS = {"import_ratio": 2.0, "import_1e7_s": 300.0, "analysis_1e6_s": 60.0,
-           "analysis_1e6_gb": 2.0, "analysis_1e7_s": 600.0, "analysis_1e7_gb": 6.0}
+           "analysis_1e6_gb": 2.0, "analysis_1e7_s": 600.0, "analysis_1e7_gb": 6.0,
+           "critical_path_s": 60.0}
 
 
 def database_urls(name: str) -> tuple[str, str]:
@@ -117,7 +122,9 @@ def run(step: str, args: list[str], env: dict[str, str], *, check: bool = True,
     figures = {"step": step, "seconds": round(seconds, 2), "peak_mb": round(usage.ru_maxrss / 1024),
                "ok": child.returncode == 0}
     lines = text.strip().splitlines()
-    figures["last_line"] = lines[-1][:300] if lines else ""
+    # A figures line (TIMINGS, JSON) is kept whole; any other last line is cut to 300 characters.
+    figures["last_line"] = (lines[-1] if lines[-1].startswith("TIMINGS ") else lines[-1][:300]) \
+        if lines else ""
     if figures["last_line"].startswith("TIMED "):
         # The command's own time, without the child's start-up (seconds of Django imports).
         figures["process_s"] = figures["seconds"]
@@ -160,7 +167,7 @@ run = AnalysisRun.objects.filter(study__slug="scale").order_by("-id").first()
 t = run.timings if run else {}
 top = [[k, round(v, 1)] for k, v in (run.sections_by_time if run else [])[:6]]
 print("TIMINGS", json.dumps({k: t.get(k) for k in ("load_s", "analyses_s", "store_s",
-                                                   "peak_rss_mb")} | {"sections": top}))
+                                                   "peak_rss_mb", "fanout")} | {"sections": top}))
 """
 
 DASHBOARD = """
@@ -240,7 +247,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the database afterwards")
     parser.add_argument("--timeout", type=float, default=900,
                         help="seconds after which the analysis is stopped and recorded as failed")
-    parser.add_argument("--skip", nargs="*", default=[], choices=["analysis", "dashboard", "export"],
+    parser.add_argument("--skip", nargs="*", default=[],
+                        choices=["analysis", "fanout", "dashboard", "export"],
                         help="steps left out (e.g. the analysis, to time the imports alone)")
     args = parser.parse_args(argv)
     answers = int(args.answers)
@@ -286,6 +294,13 @@ def main(argv: list[str] | None = None) -> int:
                 figures = run("run timings", manage("shell", "-c", RUN_TIMINGS), env, check=False)
                 if figures["ok"] and figures["last_line"].startswith("TIMINGS "):
                     steps["analysis"]["timings"] = json.loads(figures["last_line"][8:])
+            if "fanout" not in args.skip:
+                steps["fanout"] = run("analyze --fanout", timed(
+                    "analyze", SLUG, "--fanout", "--output", str(Path(tmp) / "fanned.json")), env,
+                    check=False, timeout=args.timeout)
+                figures = run("run timings", manage("shell", "-c", RUN_TIMINGS), env, check=False)
+                if figures["ok"] and figures["last_line"].startswith("TIMINGS "):
+                    steps["fanout"]["timings"] = json.loads(figures["last_line"][8:])
             if "dashboard" not in args.skip:
                 dashboard = run("dashboard", manage("shell", "-c", DASHBOARD), env, check=False)
                 if dashboard["ok"] and dashboard["last_line"].startswith("DASHBOARD"):
@@ -339,6 +354,21 @@ def report(steps: dict[str, dict], answers: int) -> None:
             print(f"  the run: load {t.get('load_s')} s, analyses {t.get('analyses_s')} s, "
                   f"storing the item records {t.get('store_s')} s, peak {t.get('peak_rss_mb')} MB; "
                   "largest sections: " + ", ".join(f"{k} {v:.1f} s" for k, v in sections[:6]))
+    f = steps.get("fanout")
+    if f is not None:
+        fig = (f.get("timings") or {}).get("fanout") or {}
+        if not f["ok"] or not fig:
+            print(f"analyze --fanout: FAILED ({f.get('error', 'no figures')})")
+        else:
+            limit = TARGETS["critical_path_s"]
+            print(f"analyze --fanout: {fig['tasks']} tasks in {f['seconds']:.1f} s here; total work "
+                  f"{fig['work_s']:.1f} s, critical path {fig['critical_path_s']:.1f} s "
+                  f"({' -> '.join(fig['critical_path'])}): x{fig['critical_path_s'] / limit:.2f} "
+                  f"of the {limit:.0f} s target"
+                  + (f" ({'met' if fig['critical_path_s'] <= limit else 'NOT met'} at 1e7)"
+                     if answers >= 10_000_000 else "")
+                  + f"; parallelism {fig['work_s'] / fig['critical_path_s']:.1f}x; longest tasks: "
+                  + ", ".join(f"{n} {s:.1f} s" for n, s in fig["longest"]))
     d = steps.get("dashboard", {})
     print(f"dashboard render: {d.get('render_s', 'n/a')} s (HTTP {d.get('status', 'n/a')}; "
           "without results when the analysis failed)")

@@ -503,6 +503,16 @@ CONCORD_ITEM_SECONDS = {
 # chord of CONCORD_TRUST_CHUNKS subset chunks, merged exactly; smaller runs compute in one task.
 CONCORD_TRUST_FANOUT_MIN_K = envint("CONCORD_TRUST_FANOUT_MIN_K", 15)
 CONCORD_TRUST_CHUNKS = envint("CONCORD_TRUST_CHUNKS", 8)
+# The sections of a run (per question × scale: agreement, each competence model, spread,
+# systems; per question: filtering; the study's; the comparisons) as Celery tasks any number of
+# workers share (analysis.sections): "on", "off", or "auto" — on for a run on PostgreSQL of at
+# least CONCORD_ANALYSIS_FANOUT_MIN_ANSWERS answers whose tasks go to a broker (never with
+# CELERY_TASK_ALWAYS_EAGER). The document is the same either way.
+CONCORD_ANALYSIS_FANOUT = os.environ.get("CONCORD_ANALYSIS_FANOUT", "auto").strip().lower()
+if CONCORD_ANALYSIS_FANOUT not in ("auto", "on", "off"):
+    raise ImproperlyConfigured(f"CONCORD_ANALYSIS_FANOUT={CONCORD_ANALYSIS_FANOUT!r}: "
+                               "auto, on or off")
+CONCORD_ANALYSIS_FANOUT_MIN_ANSWERS = envint("CONCORD_ANALYSIS_FANOUT_MIN_ANSWERS", 200_000)
 # Threads one analysis may use for its compiled kernels (MACE's restarts, the bootstrap of the
 # correlations side by side; the results are the same): 0 = every core of the machine.
 CONCORD_ANALYSIS_THREADS = envint("CONCORD_ANALYSIS_THREADS", 0)

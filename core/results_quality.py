@@ -331,11 +331,14 @@ class LabelBlock:
 
 def competence_records(doc: dict[str, Any], question: str, scale: str, ratings: LongRatings,
                        domain: Sequence[float], names: Sequence[str], s: AnalysisSettings,
-                       labels: list[LabelBlock]) -> None:
+                       labels: list[LabelBlock],
+                       methods: Sequence[str] = COMPETENCE_METHODS) -> None:
     """Append Dawid–Skene's and MACE's competences and fits of one scale to the document, and
     their aggregated labels (one per item) to ``labels``, one `LabelBlock` per model (a run
-    stores them in their own table; the full document's ``item_labels``)."""
-    for method in COMPETENCE_METHODS:
+    stores them in their own table; the full document's ``item_labels``).  ``methods``: the
+    models fitted (both by default; a fanned-out run fits each in a task of its own), each
+    independent of the other."""
+    for method in methods:
         head = {"question": question, "scale": scale, "method": method}
         try:
             fit: CompetenceResult = (

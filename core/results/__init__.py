@@ -17,17 +17,27 @@ is the `concord.results/1` one with ``question`` added to its records (docs/resu
 The package: `build` runs the analyses and assembles the document, `scales` the sections of one
 question's scale, `records` the item records a run stores apart and the section clock, `view`
 reads a document for one question, `comparisons` the sections of the comparative questions
-(pairwise, ranking, best–worst).
+(pairwise, ranking, best–worst), `groups` a build in section groups as bytes (what the tasks of
+a fanned-out run store: `section_groups` lists a build's groups, `group_part` computes one on
+its own, `assemble` puts their parts together into the document `build_results_split` gives).
 """
 
 from core.results.build import (
     QUALITY_SECTIONS,
+    RECORD_SECTIONS,
     SCHEMA,
     Progress,
     Settings,
+    StudyRows,
     analysed_data,
+    assemble,
     build_results,
     build_results_split,
+    document_head,
+    group_part,
+    prepare_questions,
+    section_groups,
+    study_rows,
     trust_inputs,
 )
 from core.results.comparisons import (
@@ -36,7 +46,7 @@ from core.results.comparisons import (
     comparison_records,
     judgments_from_choices,
 )
-from core.results.records import ITEM_SECTIONS, ItemRecords, SectionClock, expand_gaps
+from core.results.records import ITEM_SECTIONS, Group, ItemRecords, Part, SectionClock, expand_gaps
 from core.results.scales import (
     GAP_SAMPLE,
     LARGEST_GAPS,
@@ -57,4 +67,6 @@ __all__ = [
     "SectionClock", "Settings", "TrustInput", "TrustKey", "analysed_data", "build_results",
     "build_results_split", "expand_gaps", "gap_summaries", "question_keys", "question_view",
     "scale_views", "trust_inputs",
+    "Group", "Part", "RECORD_SECTIONS", "StudyRows", "assemble", "document_head", "group_part",
+    "prepare_questions", "section_groups", "study_rows",
 ]

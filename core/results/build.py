@@ -5,9 +5,10 @@
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, Literal, cast
 
 import numpy as np
@@ -17,7 +18,7 @@ from core.data import QuestionData, StudyData
 from core.judges import JudgeAnswers, JudgeInfo
 from core.results.comparisons import COMPARISON_SECTIONS, Judgments, comparison_records
 from core.results.judges import judges_records
-from core.results.records import ITEM_SECTIONS, ItemRecords, SectionClock
+from core.results.records import ITEM_SECTIONS, Group, ItemRecords, Part, SectionClock
 from core.results.scales import (
     TrustInput,
     TrustKey,
@@ -99,6 +100,12 @@ def _prepared(questions: Sequence[QuestionData], s: AnalysisSettings) -> list[_Q
         views, simple, simple_rows = _views_and_simple(data, q.values, q.reductions, s)
         out.append(_Question(q.key, q.prompt, data, q.data, views, simple, simple_rows))
     return out
+
+
+def prepare_questions(questions: Sequence[QuestionData], *, settings: Settings) -> list[_Question]:
+    """Return the questions as their analyses see them (the excluded annotators left out, the
+    scales, the simple items): what `document_head` and `group_part` take."""
+    return _prepared(questions, AnalysisSettings.coerce(settings))
 
 
 def _answers(data: StudyData) -> int:
@@ -246,9 +253,50 @@ def _build(questions: Sequence[QuestionData], s: AnalysisSettings, study: Mappin
             return _clean(document), ItemRecords([], [], {})
     with clock("prepare"):
         prepared = _prepared(questions, s)
+    head, records = document_head(prepared, s, study, checks, judge_names)
+    # The document is its groups' parts put together (`assemble`), in the order of
+    # `section_groups`: the same computation a fanned-out run spreads over workers.
+    by_key = {q.key: q for q in prepared}
+    with clock("quality"):
+        shared = study_quality(prepared[0], study_rows(prepared), s, checks)
+    groups = section_groups(questions, comparisons=bool(judged))
+    n_steps = sum(len(q.views) for q in prepared) + 2
+    step = 0
+    parts = []
+    for group in groups:
+        q = by_key[group.question] if group.question is not None else prepared[0]
+        if group.family == "agreement":
+            label = group.scale if len(prepared) == 1 else f"{q.key} {group.scale}"
+            progress(5 + int(80 * step / n_steps), f"agreement on the {label} scale")
+            step += 1
+        elif group.family == "filtering" and q is prepared[0]:
+            progress(5 + int(80 * step / n_steps), "filtering heuristics and correlations")
+        elif group.family == "comparisons":
+            progress(90, "comparative questions")
+        parts.append(group_part(group, q, s, head["settings"], trust_results=trust_results or {},
+                                shared=shared, checks=checks, primary=q is prepared[0],
+                                clock=clock, judged=judged,
+                                mean_ratings=(mean_ratings(prepared)
+                                              if group.family == "comparisons" else None)))
+    with clock("write"):
+        document, records = assemble(head, parts, records)
+    judges.records(document, s, clock, progress)  # JSON-safe as it is built
+    progress(95, "writing the results")
+    return document, records
+
+
+# ------------------------------------------------------------------ the build in section groups
+
+
+def document_head(prepared: Sequence[_Question], s: AnalysisSettings, study: Mapping[str, Any],
+                  checks: Sequence[Mapping[str, Any]], judge_names: Sequence[str] = ()
+                  ) -> tuple[dict[str, Any], ItemRecords]:
+    """Return the document before any group's records (every section an empty list, the
+    counts, the questions' entries, the attention checks, the judges counted as annotators in
+    the view with judges) and the run's `ItemRecords` without gaps or labels (its items and
+    simple items)."""
     primary = prepared[0]
     data, everyone = primary.data, primary.everyone  # the rows every question shares
-    names = data.annotators
     records = ItemRecords(list(data.item_ids), [q.key for q in prepared],
                           {q.key: q.simple for q in prepared})
     question_entries: list[dict[str, Any]] = [
@@ -260,7 +308,7 @@ def _build(questions: Sequence[QuestionData], s: AnalysisSettings, study: Mappin
         "schema": SCHEMA,
         "study": dict(study),
         "settings": s.to_dict(),
-        "annotators": names,
+        "annotators": data.annotators,
         "questions": question_entries,
         "scales": [{"question": q.key, "name": v.name, "domain": list(v.domain)}
                    for q in prepared for v in q.views],
@@ -280,54 +328,189 @@ def _build(questions: Sequence[QuestionData], s: AnalysisSettings, study: Mappin
             "excluded_annotators": everyone.n_annotators - data.n_annotators,
             "excluded_answers": _answers(everyone) - _answers(data),
         },
-        "alpha": [], "trust": [], "duplicates": [], "metric_gaps": [], "largest_gaps": [],
-        "item_gap_sample": [], "error_weights": [], "heuristics": [], "styles": [],
-        "correlations": [], "noise": [], "timing": [],
-        **{section: [] for section in SYSTEM_SECTIONS},
-        **{section: [] for section in (*COMPARISON_SECTIONS, "comparison_questions")},
+        **{section: [] for section in RECORD_SECTIONS},
         "attention_checks": _attention_checks(checks),
-        **{section: [] for section in QUALITY_SECTIONS if section not in ITEM_SECTIONS},
         **{section: [] for section in JUDGE_SECTIONS},
-        "judge_annotators": judge_names,
+        "judge_annotators": list(judge_names),
     }
-    with clock("timing"):
-        doc["timing"] = _timing(data, names)
-    n_steps = sum(len(q.views) for q in prepared) + 2
-    step = 0
+    return doc, records
+
+
+# The sections the groups append records to (every one an empty list in `document_head`).
+RECORD_SECTIONS = (
+    "alpha", "trust", "duplicates", "metric_gaps", "largest_gaps", "item_gap_sample",
+    "error_weights", "heuristics", "styles", "correlations", "noise", "timing",
+    *SYSTEM_SECTIONS, *COMPARISON_SECTIONS, "comparison_questions",
+    *(section for section in QUALITY_SECTIONS if section not in ITEM_SECTIONS))
+
+
+def section_groups(questions: Sequence[QuestionData], *, comparisons: bool = False
+                   ) -> list[Group]:
+    """Return the section groups of a study's build, in the order their records enter the
+    document: the study's, each question × scale's families, each question's filtering, the
+    comparisons (when the study has comparative judgments)."""
+    groups = [Group("study")]
+    for q in questions:
+        for scale in ("raw", *q.reductions):
+            groups.append(Group("agreement", q.key, scale))
+            groups += [Group("competence", q.key, scale, m) for m in rq.COMPETENCE_METHODS]
+            groups += [Group("spread", q.key, scale), Group("systems", q.key, scale)]
+    groups += [Group("filtering", q.key) for q in questions]
+    if comparisons:
+        groups.append(Group("comparisons"))
+    return groups
+
+
+@dataclass(frozen=True)
+class StudyRows:
+    """What the study-wide quality rules read beyond one question's rows: ``answered``, the
+    rows where any question was answered, and ``positions`` ``(rows, questions)``, each answer's
+    position on its question's raw scale (nan = blank)."""
+
+    answered: np.ndarray
+    positions: np.ndarray
+
+
+def study_rows(prepared: Sequence[_Question]) -> StudyRows:
+    """Return the `StudyRows` of the analysed questions (they share their rows)."""
+    data = prepared[0].data
+    answered = np.zeros(data.item.size, bool)
     for q in prepared:
-        for view in q.views:
-            label = view.name if len(prepared) == 1 else f"{q.key} {view.name}"
-            progress(5 + int(80 * step / n_steps), f"agreement on the {label} scale")
-            step += 1
-            _scale_sections(doc, q, view, s, names, trust_results or {}, clock, records)
+        answered |= ~np.isnan(q.data.value)
+    positions = np.column_stack([rq.positions_on_scale(q.data.value, q.views[0].domain)
+                                 for q in prepared])
+    return StudyRows(answered, positions)
+
+
+StudyQuality = tuple[HeuristicResult, dict[str, HeuristicResult]]
+
+
+def study_quality(q: _Question, rows: StudyRows, s: AnalysisSettings,
+                  checks: Sequence[Mapping[str, Any]]) -> StudyQuality:
+    """Run the study-wide rules: *slow* (the mean active time per answered item: time is
+    measured per item, so the rule is the annotator's, not a question's) and the rules of
+    `core.results_quality.study_rules` (too fast, attention, straight-lining), on the rows
+    every question shares (``q``'s) and ``rows``."""
+    data = q.data
+    slow = slow_annotators(_long(data, np.where(rows.answered, 1.0, np.nan)), data.duration_ms,
+                           **s.heuristics.params("slow"))
+    return slow, rq.study_rules(data, rows.answered, rows.positions, s, checks)
+
+
+def group_part(group: Group, q: _Question, s: AnalysisSettings, settings: Mapping[str, Any], *,
+               trust_results: Mapping[TrustKey, TrustResult] | None = None,
+               shared: StudyQuality | None = None, rows: StudyRows | None = None,
+               checks: Sequence[Mapping[str, Any]] = (), primary: bool = False,
+               clock: SectionClock | None = None, judged: Sequence[Judgments] = (),
+               mean_ratings: Mapping[str, Mapping[str, float]] | None = None) -> Part:
+    """Compute one section group on its own and return its `Part`.
+
+    ``q``: the group's question as the analyses see it (for ``study`` and ``comparisons``,
+    any question: the rows are shared); ``settings``: the document's settings before any
+    group (`document_head`), which the part's ``settings`` change; ``shared``: the study-wide
+    rules already run (else run here from ``rows`` and ``checks``: the ``study`` group and each
+    ``filtering`` need them); ``primary``: ``q`` is the study's first question (its filtering
+    records the derived settings); ``judged`` and ``mean_ratings``: the ``comparisons``.
+    """
+    clock = SectionClock() if clock is None else clock
+    before = dict(clock.seconds)
+    doc: dict[str, Any] = {"settings": copy.deepcopy(dict(settings)),
+                           **{section: [] for section in RECORD_SECTIONS}}
+    records = ItemRecords([], [], {})
+    entry: dict[str, Any] = {}
+    names = q.data.annotators
+    family = group.family
+    with single_threaded_blas():
+        if family in ("study", "filtering") and shared is None:
+            if rows is None:
+                raise ValueError(f"the {family} group needs the study's rows or its rules")
+            with clock("quality"):
+                shared = study_quality(q, rows, s, checks)
+        if family == "study":
+            assert shared is not None
+            with clock("timing"):
+                doc["timing"] = _timing(q.data, names)
+            with clock("quality"):
+                _slow_records(doc, shared[0], names)
+                rq.quality_records(doc, shared[1], names, None, record_settings=True)
+        elif family in ("agreement", "competence", "spread"):
+            view = next(v for v in q.views if v.name == group.scale)
+            methods = (group.method,) if group.method else rq.COMPETENCE_METHODS
+            _scale_sections(doc, q, view, s, names, trust_results or {}, clock, records,
+                            families=(family,), methods=methods)
+        elif family == "systems":
+            view = next(v for v in q.views if v.name == group.scale)
             with clock("systems"):
                 systems_records(doc, q.key, view.name, q.data, view.values, s)
-    progress(5 + int(80 * step / n_steps), "filtering heuristics and correlations")
-    with clock("quality"):
-        slow = _slow(prepared, s)
-        _slow_records(doc, slow, names)
-        study_rules = _study_rules(prepared, s, checks)
-        rq.quality_records(doc, study_rules, names, None, record_settings=True)
-    for n, (q, entry) in enumerate(zip(prepared, question_entries, strict=True)):
-        entry.update(_filtering(doc, q, slow, study_rules, s, names, record_settings=n == 0,
-                                clock=clock))
-    if judged:
-        progress(90, "comparative questions")
-        with clock("comparisons"):
-            comparison_records(doc, judged, s, _mean_ratings(prepared))
-    judges.records(doc, s, clock, progress)
+        elif family == "filtering":
+            assert shared is not None
+            entry = _filtering(doc, q, shared[0], shared[1], s, names, record_settings=primary,
+                               clock=clock)
+        elif family == "comparisons":
+            with clock("comparisons"):
+                comparison_records(doc, judged, s, mean_ratings)
+        else:
+            raise ValueError(f"no section group {family!r}")
+    seconds = {k: v - before.get(k, 0.0) for k, v in clock.seconds.items()
+               if v != before.get(k, 0.0)}
+    return Part(group, {k: v for k, v in doc.items() if k != "settings" and v},
+                _changes(settings, doc["settings"]), entry, records.gaps, records.labels,
+                seconds)
+
+
+def _changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
+    """What ``after`` set that ``before`` had not: nested dicts compared key by key."""
+    out: dict[str, Any] = {}
+    for key, value in after.items():
+        old = before.get(key, _MISSING)
+        if isinstance(value, dict) and isinstance(old, dict):
+            inner = _changes(old, value)
+            if inner:
+                out[key] = inner
+        elif old is _MISSING or old != value or type(old) is not type(value):
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+_MISSING = object()
+
+
+def _apply(target: dict[str, Any], changes: Mapping[str, Any]) -> None:
+    for key, value in changes.items():
+        if isinstance(value, dict) and isinstance(target.get(key), dict):
+            _apply(target[key], value)
+        else:
+            target[key] = copy.deepcopy(value)
+
+
+def assemble(head: Mapping[str, Any], parts: Sequence[Part], records: ItemRecords
+             ) -> tuple[dict[str, Any], ItemRecords]:
+    """Put a build's parts together, in `section_groups` order: the document (JSON-safe) and
+    the run's item records, the same as building them in one process (`build_results_split`).
+
+    ``head`` and ``records``: `document_head`'s (``records`` receives the parts' gaps and
+    labels).
+    """
+    doc = copy.deepcopy(dict(head))
+    entries = {entry["key"]: entry for entry in doc["questions"]}
+    for part in parts:
+        for section, rows in part.sections.items():
+            doc[section] += rows
+        _apply(doc["settings"], part.settings)
+        if part.entry:
+            entries[str(part.group.question)].update(part.entry)
+        records.gaps += part.gaps
+        records.labels += part.labels
     # What the item records hold (stored apart): their counts, and the metrics of each item's
     # values (the order of ``metrics`` in the run's items, docs/results.md).
     doc["item_gap_metrics"] = records.gap_metrics
     doc["counts"]["item_gaps"] = records.n_gaps
     doc["counts"]["item_labels"] = records.n_labels
-    progress(95, "writing the results")
-    with clock("write"):
-        cleaned: dict[str, Any] = _clean(doc)
+    cleaned: dict[str, Any] = _clean(doc)
     return cleaned, records
 
 
-def _mean_ratings(prepared: Sequence[_Question]) -> dict[str, dict[str, float]]:
+def mean_ratings(prepared: Sequence[_Question]) -> dict[str, dict[str, float]]:
     """Per scale question, the mean raw answer of each answered item (by its id), over the
     analysed answers: what the comparisons' correlations read for the outputs' ratings."""
     out: dict[str, dict[str, float]] = {}
@@ -406,34 +589,6 @@ def trust_inputs(questions: Sequence[QuestionData], *, settings: Settings,
             for q in _prepared(questions, s) for view in q.views
             for items, rows in (("all", None), ("simple", q.simple_rows))]
 
-
-
-def _slow(questions: Sequence[_Question], s: AnalysisSettings) -> HeuristicResult:
-    """Run the *slow* rule once for the study: the mean active time per answered item.
-
-    Time is measured per item (one response answers all its questions), so the rule is the
-    annotator's, not a question's: an item counts when any of its questions was answered
-    (for one question: exactly the items with an answer, as the rule always counted).
-    """
-    data = questions[0].data
-    answered = np.zeros(data.item.size, bool)
-    for q in questions:
-        answered |= ~np.isnan(q.data.value)
-    rows = _long(data, np.where(answered, 1.0, np.nan))
-    return slow_annotators(rows, data.duration_ms, **s.heuristics.params("slow"))
-
-
-def _study_rules(questions: Sequence[_Question], s: AnalysisSettings,
-                 checks: Sequence[Mapping[str, Any]]) -> dict[str, HeuristicResult]:
-    """Run the study-wide quality rules (too fast, attention, straight-lining) on every
-    question's rows and the annotators' attention checks."""
-    data = questions[0].data
-    answered = np.zeros(data.item.size, bool)
-    for q in questions:
-        answered |= ~np.isnan(q.data.value)
-    positions = np.column_stack([rq.positions_on_scale(q.data.value, q.views[0].domain)
-                                 for q in questions])
-    return rq.study_rules(data, answered, positions, s, checks)
 
 
 def _slow_records(doc: dict[str, Any], slow: HeuristicResult, names: list[str]) -> None:

@@ -49,6 +49,50 @@ class SectionClock:
         return {name: round(value, digits) for name, value in ordered}
 
 
+@dataclass(frozen=True)
+class Group:
+    """One section group of a results build: what one task of a fanned-out run computes.
+
+    ``family``: ``study`` (the active times and the study-wide quality rules), per question ×
+    scale ``agreement`` (trust, alpha, duplicates), ``competence`` (one model, ``method``),
+    ``spread`` (noise, gaps, error weights) and ``systems``, per question ``filtering`` (the
+    heuristics, styles, correlations and their intervals), and ``comparisons`` (every
+    comparative question).  `core.results.build.section_groups` lists a study's, in the
+    order their records enter the document.
+    """
+
+    family: str
+    question: str | None = None
+    scale: str | None = None
+    method: str | None = None
+
+    @property
+    def name(self) -> str:
+        """``family:question:scale:method`` without the parts it has not (a task's name)."""
+        return ":".join(p for p in (self.family, self.question, self.scale, self.method)
+                        if p is not None)
+
+    def to_dict(self) -> dict[str, str | None]:
+        return {"family": self.family, "question": self.question, "scale": self.scale,
+                "method": self.method}
+
+
+@dataclass
+class Part:
+    """What one `Group` adds to a results build: the records it appended to each section, the
+    changes it made to the document's ``settings`` (nested, only what it set), what it adds to
+    its question's entry, its item records (gap blocks, label blocks) and its sections'
+    seconds.  `core.results.build.assemble` puts the parts of a build together."""
+
+    group: Group
+    sections: dict[str, list[Any]] = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)
+    entry: dict[str, Any] = field(default_factory=dict)
+    gaps: list[tuple[str, ItemGapBlock]] = field(default_factory=list)
+    labels: list[rq.LabelBlock] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
 @dataclass(eq=False)
 class ItemRecords:
     """The records of a run that grow with its number of items, kept out of its document.

@@ -89,12 +89,44 @@ class _Question:
 
 
 
+# The families of one question's scale, in the order their records enter the document: each
+# is one section group of a fanned-out run (`core.results.groups`).
+SCALE_FAMILIES = ("agreement", "competence", "spread")
+
+
 def _scale_sections(doc: dict[str, Any], q: _Question, view: ScaleView, s: AnalysisSettings,
                     names: list[str], trust_results: Mapping[TrustKey, TrustResult],
-                    clock: SectionClock, records: ItemRecords) -> None:
-    """Append the records of one question's scale: alpha, trust, duplicates, noise, gaps, weights."""
+                    clock: SectionClock, records: ItemRecords, *,
+                    families: Sequence[str] = SCALE_FAMILIES,
+                    methods: Sequence[str] = rq.COMPETENCE_METHODS) -> None:
+    """Append the records of one question's scale: alpha, trust, duplicates (*agreement*),
+    the competence models of ``methods`` (*competence*), noise, gaps, weights (*spread*); only
+    the ``families`` named (the whole scale by default)."""
+    if "agreement" in families:
+        _agreement(doc, q, view, s, names, trust_results, clock)
+    ratings = _long(q.data, view.values)
+    if "competence" in families:
+        with clock("competence"):
+            rq.competence_records(doc, q.key, view.name, ratings, view.domain, names, s,
+                                  labels=records.labels, methods=methods)
+    if "spread" in families:
+        with clock("noise"):
+            noise = noise_model(ratings, scale=view.name, confidence=s.noise_confidence,
+                                max_gamma=s.noise_max_gamma)
+            doc["noise"].append({"question": q.key, **noise.to_record()})
+        with clock("gaps"):
+            _gaps(doc, q, view, ratings, records)
+        if q.data.features:
+            with clock("error_weights"):
+                _weights(doc, q, view, ratings, names)
+
+
+def _agreement(doc: dict[str, Any], q: _Question, view: ScaleView, s: AnalysisSettings,
+               names: list[str], trust_results: Mapping[TrustKey, TrustResult],
+               clock: SectionClock) -> None:
+    """Append one scale's trust and alpha (every item, then the simple ones; alpha again
+    without trust's outliers) and its duplicates."""
     data = q.data
-    tagged = {"question": q.key}
     for items, rows in (("all", None), ("simple", q.simple_rows)):
         given = trust_results.get((q.key, view.name, items))
         with clock("trust"):
@@ -109,20 +141,7 @@ def _scale_sections(doc: dict[str, Any], q: _Question, view: ScaleView, s: Analy
                 if outliers:
                     doc["alpha"].append(without[level])
     with clock("duplicates"):
-        doc["duplicates"] += [{**tagged, **r} for r in _duplicates(data, view, names)]
-    ratings = _long(data, view.values)
-    with clock("competence"):
-        rq.competence_records(doc, q.key, view.name, ratings, view.domain, names, s,
-                              labels=records.labels)
-    with clock("noise"):
-        noise = noise_model(ratings, scale=view.name, confidence=s.noise_confidence,
-                            max_gamma=s.noise_max_gamma)
-        doc["noise"].append({**tagged, **noise.to_record()})
-    with clock("gaps"):
-        _gaps(doc, q, view, ratings, records)
-    if data.features:
-        with clock("error_weights"):
-            _weights(doc, q, view, ratings, names)
+        doc["duplicates"] += [{"question": q.key, **r} for r in _duplicates(data, view, names)]
 
 
 def _gaps(doc: dict[str, Any], q: _Question, view: ScaleView, ratings: LongRatings,

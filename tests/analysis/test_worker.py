@@ -162,3 +162,35 @@ def test_a_fanned_out_run_survives_a_worker_killed_among_its_chunks(tmp_path, re
             if worker and worker.poll() is None:
                 worker.terminate()
                 worker.wait(30)
+
+
+def test_two_workers_share_the_section_groups_of_a_run(tmp_path, redis_broker, make_study, alice):
+    """The analysis fanned out (analysis.sections) on real workers: the document is the one a
+    single process builds, and every group's task is timed and named with its worker."""
+    from analysis.models import RunBlob, RunTask
+    from analysis.services import analysis_run_execute
+    from tests.analysis.test_sections import comparable
+
+    study = rated_study(make_study, alice, annotators=6, items=20, slug="sections")
+    expected = analysis_run_execute(run_id=analysis_run_create(study=study, enqueue=False).pk)
+    on = {"CONCORD_ANALYSIS_FANOUT": "on"}
+    workers = [start_worker(tmp_path, name, visibility_timeout=120, **on) for name in ("w1", "w2")]
+    try:
+        run = analysis_run_create(study=study)
+        done = wait_for(lambda: AnalysisRun.objects.filter(
+            pk=run.pk, status__in=["done", "failed"]).first(), 240, "the fanned-out run")
+        assert done.status == "done", done.error
+        assert done.attempts == 1 and done.progress == 100
+        assert comparable(done.results) == comparable(expected.results)
+        tasks = list(RunTask.objects.filter(run=run))
+        assert tasks[0].name == "plan" and tasks[-1].name == "assemble"
+        assert all(t.done_at and t.seconds is not None for t in tasks)
+        assert {t.host.split("@")[0] for t in tasks if t.group and "family" in t.group} <= {"w1", "w2"}
+        figures = done.timings["fanout"]
+        assert figures["tasks"] == len(tasks) and figures["critical_path_s"] <= figures["work_s"]
+        assert not RunBlob.objects.filter(run=run).exists()
+        print(f"fanned out: {figures}")
+    finally:
+        for worker in workers:
+            worker.terminate()
+            worker.wait(30)

@@ -4,6 +4,7 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
+from analysis.sections import analysis_run_fanned_here
 from analysis.selectors import full_document
 from analysis.services import analysis_run_create, analysis_run_execute
 from core.results import SCHEMA
@@ -44,6 +45,10 @@ class Command(DataCommand):
                             help="write the full document, every item's records included "
                                  "(items, simple_items, item_gaps, item_labels: it grows with "
                                  "the items; the run stores them apart)")
+        parser.add_argument("--fanout", action="store_true",
+                            help="run the fanned-out protocol of a worker cluster here, one task "
+                                 "after the other (analysis.sections: the same document), and "
+                                 "print its total work and critical path")
 
     @staticmethod
     def _add_setting(parser, path: str, spec: Knob) -> None:
@@ -61,7 +66,7 @@ class Command(DataCommand):
             parser.add_argument(_option(path), dest=path, type=int if spec.kind == "int" else float,
                                 help=f"{text}; {spec.bounds()}")
 
-    def handle(self, *args, slug, output, set_values, full=False, **options):
+    def handle(self, *args, slug, output, set_values, full=False, fanout=False, **options):
         try:
             study = Study.objects.get(slug=slug)
         except Study.DoesNotExist:
@@ -84,7 +89,8 @@ class Command(DataCommand):
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         try:
-            run = analysis_run_execute(run_id=run.pk)
+            run = (analysis_run_fanned_here(run_id=run.pk) if fanout
+                   else analysis_run_execute(run_id=run.pk))
         except ValueError as exc:  # e.g. an excluded pseudonym the study does not have
             raise CommandError(f"run {run.pk} failed: {exc}") from None
         document = full_document(document=run.results) if full else run.results
@@ -94,3 +100,14 @@ class Command(DataCommand):
             self.stderr.write(f"Wrote {output} (run {run.pk}, {run.timings['analyses_s']} s).")
         else:
             self.stdout.write(text)
+        figures = (run.timings or {}).get("fanout")
+        if figures:
+            self.stderr.write(fanout_summary(figures))
+
+
+def fanout_summary(figures: dict) -> str:
+    """One line: a fanned-out run's tasks, total work and critical path (its chain)."""
+    path = " -> ".join(figures["critical_path"])
+    ratio = figures["work_s"] / figures["critical_path_s"] if figures["critical_path_s"] else 0
+    return (f"{figures['tasks']} tasks: total work {figures['work_s']:.1f} s, critical path "
+            f"{figures['critical_path_s']:.1f} s ({path}); {ratio:.1f}x parallelism")
