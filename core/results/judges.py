@@ -27,7 +27,7 @@ from core.results.comparisons import Judgments
 from core.results.scales import ScaleView, scale_views
 from core.settings import AnalysisSettings
 from core.stats._types import BoolArray, FloatArray, IntArray, LongRatings
-from core.stats.alpha import alpha_long
+from core.stats.alpha import alpha_long, domain_codes
 from core.stats.judges import (
     DEFAULT_EPSILON,
     DEFAULT_Q,
@@ -201,6 +201,15 @@ class _Humans:
     def __post_init__(self) -> None:
         self._pairs: tuple[Any, ...] | None = None
         self._alpha: float | None | str = "unset"
+        self._codes: IntArray | None = None
+
+    @property
+    def codes(self) -> IntArray:
+        """Each answer's position in the scale's domain (-1: blank), computed once for every
+        judge of the scale."""
+        if self._codes is None:
+            self._codes = domain_codes(self.ratings.value, self.domain)
+        return self._codes
 
     @property
     def present(self) -> IntArray:
@@ -237,8 +246,9 @@ def _alpha_section(h: _Humans, f: FloatArray) -> dict[str, Any] | None:
     present = h.present
     if not present.size:
         return None
-    judge_alpha, items = judge_annotator_alphas(h.ratings, f, level=h.level, domain=h.domain)
-    replaced = replaced_alphas(h.ratings, f, level=h.level, domain=h.domain)
+    judge_alpha, items = judge_annotator_alphas(h.ratings, f, level=h.level, domain=h.domain,
+                                                codes=h.codes)
+    replaced = replaced_alphas(h.ratings, f, level=h.level, domain=h.domain, codes=h.codes)
     humans = h.alpha()
     humans_mean, per_humans = h.pairs()
     shown = _ranked(h.names, items, present)

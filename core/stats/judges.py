@@ -318,9 +318,12 @@ def _batched_alpha(o: FloatArray, level: str, domain: Domain) -> FloatArray:
 
 
 def judge_annotator_alphas(ratings: LongRatings, judge: npt.ArrayLike, *, level: str,
-                           domain: Domain) -> tuple[FloatArray, IntArray]:
+                           domain: Domain, codes: IntArray | None = None
+                           ) -> tuple[FloatArray, IntArray]:
     """Return alpha(judge, annotator) for every annotator (nan: undefined) and the items each
     pair shares: two-coder reliability data, equal to ``krippendorff.alpha`` of the two rows.
+    ``codes``: ``domain_codes(ratings.value, domain)`` when already known (several judges of
+    one scale share them).
 
     Example: an annotator whose answers the judge copies on items with two values has alpha 1.
     """
@@ -329,8 +332,9 @@ def judge_annotator_alphas(ratings: LongRatings, judge: npt.ArrayLike, *, level:
     fi = f[ratings.item]
     both = ~np.isnan(ratings.value) & ~np.isnan(fi)
     group = ratings.annotator[both]
-    o = _two_coder_coincidences(group, _codes(ratings.value[both], domain),
-                                _codes(fi[both], domain), ratings.n_annotators, size)
+    human = _codes(ratings.value[both], domain) if codes is None else codes[both]
+    o = _two_coder_coincidences(group, human, _codes(fi[both], domain), ratings.n_annotators,
+                                size)
     items = np.bincount(group, minlength=ratings.n_annotators).astype(np.int64)
     return _batched_alpha(o, level, domain), items
 
@@ -388,7 +392,7 @@ def _patterns(counts: FloatArray) -> tuple[FloatArray, IntArray]:
 
 
 def replaced_alphas(ratings: LongRatings, judge: npt.ArrayLike, *, level: str,
-                    domain: Domain) -> FloatArray:
+                    domain: Domain, codes: IntArray | None = None) -> FloatArray:
     """Return, for each annotator a, alpha of all the annotators with the judge in a's place:
     a's answers replaced by the judge's on the same items (dropped where the judge gave none).
 
@@ -396,12 +400,13 @@ def replaced_alphas(ratings: LongRatings, judge: npt.ArrayLike, *, level: str,
     the change of its item's contribution ((c c^T − diag c) / (m − 1), Krippendorff 2011) when
     a's value is swapped for the judge's; the changes are summed per annotator by one sparse
     product. Equals ``krippendorff.alpha`` of the replaced dense data (tests). nan: undefined.
+    ``codes``: as `judge_annotator_alphas` takes them.
     """
     f = _judge_array(judge, ratings.n_items)
     size = len(domain)
     answered = ~np.isnan(ratings.value)
     item, ann = ratings.item[answered], ratings.annotator[answered]
-    code = _codes(ratings.value[answered], domain)
+    code = _codes(ratings.value[answered], domain) if codes is None else codes[answered]
     counts = np.bincount(item * size + code, minlength=ratings.n_items * size
                          ).reshape(ratings.n_items, size).astype(np.float64)
     total = counts.sum(axis=1)

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from core.stats._types import LongRatings
+from core.stats.alpha import domain_codes
 from core.stats.judges import (
     alignment,
     alt_metric,
@@ -326,6 +327,13 @@ def test_the_alphas_equal_the_krippendorff_package(level):
         data = dense.copy()
         data[a] = np.where(np.isnan(dense[a]), np.nan, judge)
         assert replaced[a] == pytest.approx(package(data))
+    # The human answers' codes given once for several judges: the same numbers, bit for bit.
+    codes = domain_codes(ratings.value, domain)
+    given = judge_annotator_alphas(ratings, judge, level=level, domain=domain, codes=codes)
+    np.testing.assert_array_equal(given[0], with_judge)
+    np.testing.assert_array_equal(given[1], items)
+    np.testing.assert_array_equal(
+        replaced_alphas(ratings, judge, level=level, domain=domain, codes=codes), replaced)
 
 
 def test_replacing_an_annotator_by_their_copy_leaves_alpha_unchanged():
