@@ -84,8 +84,16 @@ class JudgeViewSet(StudyScopedMixin, mixins.ListModelMixin, mixins.RetrieveModel
     """The study's LLM judges and their runs (docs/judges.md)."""
 
     serializer_class = JudgeSerializer
+    lookup_value_regex = r"[0-9]+"  # a judge's id: anything else is no route (404), never a 500
     queryset = Judge.objects.none()
     parser_classes = [JSONParser, FormParser, MultiPartParser]
+
+    def http_method_not_allowed(self, request: Any, *args: Any, **kwargs: Any) -> Any:
+        # Someone without a role in the study gets 404 whatever the method, as on every route
+        # of a study: not even which methods a route takes is theirs to learn.
+        if not self.schema_only():
+            self.study()
+        return super().http_method_not_allowed(request, *args, **kwargs)
 
     def get_queryset(self) -> QuerySet[Judge]:
         if self.schema_only():

@@ -16,6 +16,6 @@ urlpatterns = [
     path("studies/<slug:slug>/judges/runs/<int:run_id>/delete/", views.run_delete,
          name="run_delete"),
     path("studies/<slug:slug>/judges/<int:judge_id>/delete/", views.judge_delete_view,
-         name="delete"),
+         name="judge_delete"),
     path("api/", include(router.urls)),
 ]

@@ -417,7 +417,7 @@ def _account_pages(audit: Audit, page, base: str, data: dict, settings) -> None:
             page.goto(f"{base}/accounts/password-reset/")
             page.fill("#id_email", "bob@example.org")
             with page.expect_response(lambda r: r.request.method == "POST"
-                                      and "/join/" in r.url) as posted:
+                                      and "/password-reset/" in r.url) as posted:
                 page.click("button[type=submit]")
         assert posted.value.status == 429
         page.wait_for_load_state()

@@ -4,6 +4,7 @@ clones."""
 import json
 
 import pytest
+from django import forms
 from django.core.management import call_command
 
 from core.problems import InputError
@@ -158,8 +159,10 @@ def form_data(client, url):
         value = form[name].value()
         if isinstance(value, (list, tuple)):
             value = ", ".join(value)
+        if isinstance(field, forms.TypedChoiceField) and isinstance(value, bool):
+            value = str(value)  # a yes/no select posts its selected option, "False" too
         if value is None or value is False:
-            continue
+            continue  # an unticked box posts nothing
         data[name] = value
     return data
 
